@@ -1,0 +1,156 @@
+package credit
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func decodeFields(t *testing.T, body string) ClientFields {
+	t.Helper()
+	var f ClientFields
+	if err := json.Unmarshal([]byte(body), &f); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return f
+}
+
+func problemsOf(t *testing.T, err error) []string {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	var ve *ClientValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("error %v is not a *ClientValidationError", err)
+	}
+	return ve.Problems
+}
+
+func TestClientFieldsValidate(t *testing.T) {
+	valid := `"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0102030405"`
+	cases := []struct {
+		name      string
+		body      string
+		forCreate bool
+		want      []string
+	}{
+		{"minimal create", `{` + valid + `}`, true, nil},
+		{"every field", `{` + valid + `,"codigo_cliente":"C1","email":"ana@example.com","telefono_1":"0991","telefono_2":"0992",
+			"direccion_1":"Av. 1","codigo_vendedor":"V1","termino_pagos":"30D","limite_credito_1":"1500.50","limite_credito_2":2000,
+			"codigo_sucursal":"S1","localizacion":"UIO","lista_precios":"L1","nivel_riesgo":"BAJO",
+			"extra_fields":{"lista_datos_1":"A","alfanumerico_10":"X9","valor_3":12.5,"valor_4":"7.25","fecha_1":"2026-02-28",
+			"booleano_1":1,"booleano_2":"0","texto_1":"libre"}}`, true, nil},
+		{"missing required on create", `{}`, true, []string{
+			"codigo_empresa is required", "nombre_cliente is required", "identificacion is required"}},
+		{"blank and null required", `{"codigo_empresa":"  ","nombre_cliente":null,"identificacion":""}`, true, []string{
+			"codigo_empresa is required", "nombre_cliente is required", "identificacion is required"}},
+		{"update checks only what is sent", `{"email":"x@example.com"}`, false, nil},
+		{"update cannot clear a required field", `{"nombre_cliente":null}`, false, []string{"nombre_cliente is required"}},
+		{"update may clear an optional field", `{"email":null,"limite_credito_1":null,"extra_fields":null}`, false, nil},
+		{"invalid email", `{` + valid + `,"email":"not-an-email"}`, true, []string{"email must be a valid e-mail address"}},
+		{"limit not a number", `{` + valid + `,"limite_credito_1":"abc"}`, true, []string{"limite_credito_1 must be a numeric string"}},
+		{"limit with an exponent", `{` + valid + `,"limite_credito_1":"1e3"}`, true, []string{"limite_credito_1 must be a numeric string"}},
+		{"limit as a JSON number", `{` + valid + `,"limite_credito_1":1500.5}`, true, nil},
+		{"limit as a JSON number with an exponent", `{` + valid + `,"limite_credito_1":1e-999999999}`, true, []string{"limite_credito_1 must be a numeric string"}},
+		{"trailing zeros are not decimals", `{` + valid + `,"limite_credito_1":"10.5000"}`, true, nil},
+		{"limit of wrong type", `{` + valid + `,"limite_credito_2":true}`, true, []string{"limite_credito_2 must be a numeric string"}},
+		{"limit with three decimals", `{` + valid + `,"limite_credito_1":"1.005"}`, true, []string{"limite_credito_1 must have at most 2 decimal places"}},
+		{"limit too large for decimal(14,2)", `{` + valid + `,"limite_credito_1":"1000000000000"}`, true, []string{"limite_credito_1 must be at most 999999999999.99"}},
+		{"negative limit", `{` + valid + `,"limite_credito_1":"-1"}`, true, []string{"limite_credito_1 must not be negative"}},
+		{"empty limit is no limit", `{` + valid + `,"limite_credito_1":""}`, true, nil},
+		{"string over its maximum", `{"codigo_empresa":"` + strings.Repeat("9", 21) + `","nombre_cliente":"` + strings.Repeat("ñ", 256) +
+			`","identificacion":"` + strings.Repeat("1", 51) + `","codigo_cliente":"` + strings.Repeat("c", 81) + `"}`, true, []string{
+			"codigo_cliente must be at most 80 characters long", "codigo_empresa must be at most 20 characters long",
+			"nombre_cliente must be at most 255 characters long", "identificacion must be at most 50 characters long"}},
+		{"characters, not bytes", `{"codigo_empresa":"000598","nombre_cliente":"` + strings.Repeat("ñ", 255) + `","identificacion":"1"}`, true, nil},
+		{"string of wrong type", `{` + valid + `,"telefono_1":991}`, true, []string{"telefono_1 must be a string"}},
+		{"extra_fields not an object", `{` + valid + `,"extra_fields":[1]}`, true, []string{"extra_fields must be an object"}},
+		{"unknown extra field", `{` + valid + `,"extra_fields":{"color":"red","valor_11":1,"valor_0":1,"texto_01":"x"}}`, true, []string{
+			"extra_fields.color is not a known extra field", "extra_fields.texto_01 is not a known extra field",
+			"extra_fields.valor_0 is not a known extra field", "extra_fields.valor_11 is not a known extra field"}},
+		{"extra families", `{` + valid + `,"extra_fields":{"valor_1":"abc","fecha_1":"2026-02-30","fecha_2":"28/02/2026","booleano_1":2,
+			"booleano_2":true,"texto_1":"` + strings.Repeat("a", MaxExtraTexto+1) + `","lista_datos_1":5,"alfanumerico_1":{}}}`, true, []string{
+			"extra_fields.alfanumerico_1 must be a string", "extra_fields.booleano_1 must be 0 or 1", "extra_fields.booleano_2 must be 0 or 1",
+			"extra_fields.fecha_1 must be a date in yyyy-mm-dd format", "extra_fields.fecha_2 must be a date in yyyy-mm-dd format",
+			"extra_fields.lista_datos_1 must be a string", "extra_fields.texto_1 must be a string at most 32000 characters long",
+			"extra_fields.valor_1 must be numeric"}},
+		{"valor with an exponent or too many digits", `{` + valid + `,"extra_fields":{"valor_1":"1e999999999","valor_2":1e400,"valor_3":-0.5e-3,
+			"valor_4":"` + strings.Repeat("9", 39) + `","valor_5":` + strings.Repeat("1", 20) + `.` + strings.Repeat("2", 19) + `}}`, true, []string{
+			"extra_fields.valor_1 must be a number in plain decimal notation (no exponent) of at most 38 digits",
+			"extra_fields.valor_2 must be a number in plain decimal notation (no exponent) of at most 38 digits",
+			"extra_fields.valor_3 must be a number in plain decimal notation (no exponent) of at most 38 digits",
+			"extra_fields.valor_4 must be a number in plain decimal notation (no exponent) of at most 38 digits",
+			"extra_fields.valor_5 must be a number in plain decimal notation (no exponent) of at most 38 digits"}},
+		{"valor at its limits", `{` + valid + `,"extra_fields":{"valor_1":"-` + strings.Repeat("9", 38) + `","valor_2":` + strings.Repeat("1", 20) + `.` + strings.Repeat("2", 18) + `,"valor_3":0}}`, true, nil},
+		{"texto at its maximum", `{` + valid + `,"extra_fields":{"texto_10":"` + strings.Repeat("é", MaxExtraTexto) + `","valor_10":null}}`, true, nil},
+		{"one entry per problem", `{"codigo_empresa":"000598","identificacion":"1","email":"bad","limite_credito_1":"x","extra_fields":{"zzz":1}}`, true, []string{
+			"nombre_cliente is required", "email must be a valid e-mail address", "limite_credito_1 must be a numeric string",
+			"extra_fields.zzz is not a known extra field"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := decodeFields(t, tc.body)
+			got := problemsOf(t, f.Validate(tc.forCreate))
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEveryExtraFieldNameIsAccepted(t *testing.T) {
+	names := extraFieldNames()
+	if len(names) != 60 {
+		t.Fatalf("%d extra field names, want 6 families x 10", len(names))
+	}
+	extra := ExtraFields{}
+	for _, n := range names {
+		extra[n] = json.RawMessage("null")
+	}
+	if p := ValidateExtraFields(extra); p != nil {
+		t.Fatalf("problems %q for the specified names", p)
+	}
+}
+
+func TestApplyRewritesExtraStrings(t *testing.T) {
+	c := &Client{}
+	f := decodeFields(t, "{\"extra_fields\":{\"texto_1\":\"a\\ud800b\",\"texto_2\":\"\\udc00\",\"texto_3\":\"ok \\ud83d\\ude00 <&>\",\"texto_4\":\"x\xffy\"}}")
+	if err := f.Validate(false); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(c)
+	want := map[string]string{"texto_1": "\"a\uFFFDb\"", "texto_2": "\"\uFFFD\"", "texto_3": "\"ok \U0001F600 <&>\"", "texto_4": "\"x\uFFFDy\""}
+	for k, w := range want {
+		if got := string(c.ExtraFields[k]); got != w {
+			t.Errorf("extra_fields.%s stored as %s, want %s: lone surrogates and invalid UTF-8 become U+FFFD", k, got, w)
+		}
+	}
+}
+
+func TestApplyChangesOnlyWhatIsSent(t *testing.T) {
+	email, tel := "old@example.com", "0991"
+	c := &Client{NombreCliente: "Ana", Identificacion: "1", CodigoEmpresa: "E", Email: &email, Telefono1: &tel,
+		ExtraFields: ExtraFields{"valor_1": json.RawMessage("1"), "texto_1": json.RawMessage(`"a"`)}}
+	f := decodeFields(t, `{"nombre_cliente":" Ana María ","email":null,"extra_fields":{"valor_1":null,"fecha_1":"2026-01-01",
+		"valor_2":"7.50","booleano_1":"1","valor_3": 1.10 }}`)
+	if err := f.Validate(false); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(c)
+	if c.NombreCliente != "Ana María" {
+		t.Errorf("nombre_cliente %q, want trimmed new value", c.NombreCliente)
+	}
+	if c.Email != nil {
+		t.Errorf("email %v, want cleared by null", *c.Email)
+	}
+	if c.Telefono1 == nil || *c.Telefono1 != "0991" || c.Identificacion != "1" {
+		t.Errorf("fields not sent changed: %+v", c)
+	}
+	got, _ := json.Marshal(c.ExtraFields)
+	if string(got) != `{"booleano_1":1,"fecha_1":"2026-01-01","texto_1":"a","valor_2":7.5,"valor_3":1.10}` {
+		t.Errorf("extra_fields %s, want valor_1 removed, fecha_1 added, texto_1 kept, numeric strings as numbers", got)
+	}
+}

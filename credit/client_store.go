@@ -1,0 +1,398 @@
+package credit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// Pagination of the client list (specification "Limits"; the maximum is the design's decision).
+const (
+	DefaultClientsPerPage = 20
+	MaxClientsPerPage     = 100
+)
+
+// ClientStore persists clients with bun on SQLite or PostgreSQL (schema: clientMigrations, part
+// of Migrations). Its methods are safe for concurrent use; uniqueness is enforced by the database,
+// never by a read-then-write in Go.
+type ClientStore struct {
+	db  *bun.DB
+	now func() time.Time
+}
+
+// NewClientStore returns a store on db, whose schema must be migrated (Migrations).
+func NewClientStore(db *bun.DB) *ClientStore {
+	return &ClientStore{db: db, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// clock returns the current time in UTC, truncated to microseconds so that what is answered
+// equals what PostgreSQL gives back later.
+func (s *ClientStore) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+func searchText(c *Client) string {
+	codigo := ""
+	if c.CodigoCliente != nil {
+		codigo = *c.CodigoCliente
+	}
+	// A separator no caller types keeps a search term from matching across two fields.
+	return strings.ToLower(c.NombreCliente + "\x1f" + c.Identificacion + "\x1f" + codigo)
+}
+
+// Insert stores c as a new client (erp_synced false, version 1), filling ID and the timestamps.
+// A duplicate (identificacion, codigo_empresa) is ErrClientExists; a codigo_cliente already held
+// by another client is ErrCodigoClienteTaken.
+func (s *ClientStore) Insert(ctx context.Context, c *Client) error {
+	now := s.clock()
+	c.CreatedAt, c.UpdatedAt = now, now
+	c.ERPSynced, c.ERPSyncedAt, c.ERPResponse = false, nil, nil
+	c.Version = 1
+	_, err := s.db.NewInsert().Model(c).Value("search_text", "?", searchText(c)).Returning("id").Exec(ctx)
+	if err != nil {
+		return uniqueError(err, "insert client")
+	}
+	return nil
+}
+
+// uniqueError turns a unique violation into the sentinel naming the rule that was broken.
+func uniqueError(err error, op string) error {
+	if storage.IsUniqueViolation(err) {
+		// PostgreSQL names the index (clients_codigo_cliente_key), SQLite the column
+		// (clients.codigo_cliente): both contain the column name.
+		if strings.Contains(err.Error(), "codigo_cliente") {
+			return ErrCodigoClienteTaken
+		}
+		return ErrClientExists
+	}
+	return fmt.Errorf("credit: %s: %w", op, err)
+}
+
+// ByCodigo returns the client whose codigo_cliente is codigo. Clients get a codigo_cliente only
+// from the ERP sync (or when the caller supplies one), so a client not yet synced is also found
+// by its internal id: when no client holds codigo as codigo_cliente and codigo is a decimal id,
+// the client with that id is returned. ErrClientNotFound otherwise.
+func (s *ClientStore) ByCodigo(ctx context.Context, codigo string) (*Client, error) {
+	return s.byCodigo(ctx, s.db, codigo, false)
+}
+
+func (s *ClientStore) byCodigo(ctx context.Context, db bun.IDB, codigo string, forUpdate bool) (*Client, error) {
+	if strings.IndexByte(codigo, 0) >= 0 {
+		// No stored codigo holds NUL (PostgreSQL cannot store it), and bun would drop it from
+		// the query on PostgreSQL and find another client.
+		return nil, &ClientNotFoundError{Codigo: codigo}
+	}
+	c := new(Client)
+	q := db.NewSelect().Model(c).Where("codigo_cliente = ?", codigo)
+	if forUpdate && storage.IsPostgres(db) {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		id, perr := strconv.ParseInt(codigo, 10, 64)
+		if perr != nil || id <= 0 || strconv.FormatInt(id, 10) != codigo {
+			return nil, &ClientNotFoundError{Codigo: codigo}
+		}
+		c, err := s.byID(ctx, db, id, forUpdate)
+		if errors.Is(err, ErrClientNotFound) {
+			return nil, &ClientNotFoundError{Codigo: codigo}
+		}
+		return c, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credit: get client: %w", err)
+	}
+	return c.normalized(), nil
+}
+
+// ByID returns the client with the internal id, or ErrClientNotFound.
+func (s *ClientStore) ByID(ctx context.Context, id int64) (*Client, error) {
+	return s.byID(ctx, s.db, id, false)
+}
+
+func (s *ClientStore) byID(ctx context.Context, db bun.IDB, id int64, forUpdate bool) (*Client, error) {
+	c := new(Client)
+	q := db.NewSelect().Model(c).Where("id = ?", id)
+	if forUpdate && storage.IsPostgres(db) {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrClientNotFound
+		}
+		return nil, fmt.Errorf("credit: get client: %w", err)
+	}
+	return c.normalized(), nil
+}
+
+// ByIdentificacion returns the client registered for (codigoEmpresa, identificacion), or
+// ErrClientNotFound.
+func (s *ClientStore) ByIdentificacion(ctx context.Context, codigoEmpresa, identificacion string) (*Client, error) {
+	c := new(Client)
+	err := s.db.NewSelect().Model(c).
+		Where("identificacion = ?", identificacion).Where("codigo_empresa = ?", codigoEmpresa).Scan(ctx)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrClientNotFound
+		}
+		return nil, fmt.Errorf("credit: find client: %w", err)
+	}
+	return c.normalized(), nil
+}
+
+// normalized puts every timestamp in UTC (SQLite gives back what was written, PostgreSQL the
+// session's zone).
+func (c *Client) normalized() *Client {
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	if c.ERPSyncedAt != nil {
+		t := c.ERPSyncedAt.UTC()
+		c.ERPSyncedAt = &t
+	}
+	return c
+}
+
+// Update changes the client found by codigo (see ByCodigo) inside one transaction: fn receives
+// the current record and changes it in place; the store then writes every data column, grows the
+// version, sets updated_at and erp_synced = false. An error from fn aborts the update and is
+// returned as is.
+func (s *ClientStore) Update(ctx context.Context, codigo string, fn func(*Client) error) (*Client, error) {
+	var out *Client
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := s.byCodigo(ctx, tx, codigo, true)
+		if err != nil {
+			return err
+		}
+		version := c.Version
+		if err := fn(c); err != nil {
+			return err
+		}
+		c.ERPSynced = false
+		c.Version = version + 1
+		c.UpdatedAt = s.clock()
+		res, err := set(tx.NewUpdate().Table("clients"), dataColumns(c)).
+			Set("search_text = ?", searchText(c)).
+			Where("id = ?", c.ID).Where("version = ?", version).Exec(ctx)
+		if err != nil {
+			return uniqueError(err, "update client")
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			// Cannot happen while the row is locked (FOR UPDATE, or SQLite's immediate
+			// transaction); kept so a lost update would be loud rather than silent.
+			return fmt.Errorf("credit: update client %d: concurrent modification", c.ID)
+		}
+		out = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type column struct {
+	name  string
+	value any
+}
+
+// dataColumns are the columns an update writes: every field a caller may change, plus the
+// bookkeeping that goes with a change.
+func dataColumns(c *Client) []column {
+	return []column{
+		{"codigo_cliente", c.CodigoCliente}, {"codigo_empresa", c.CodigoEmpresa},
+		{"nombre_cliente", c.NombreCliente}, {"identificacion", c.Identificacion}, {"email", c.Email},
+		{"telefono_1", c.Telefono1}, {"telefono_2", c.Telefono2}, {"direccion_1", c.Direccion1},
+		{"codigo_vendedor", c.CodigoVendedor}, {"termino_pagos", c.TerminoPagos},
+		{"limite_credito_1", c.LimiteCredito1}, {"limite_credito_2", c.LimiteCredito2},
+		{"codigo_sucursal", c.CodigoSucursal}, {"localizacion", c.Localizacion},
+		{"lista_precios", c.ListaPrecios}, {"nivel_riesgo", c.NivelRiesgo}, {"extra_fields", c.ExtraFields},
+		{"erp_synced", c.ERPSynced}, {"source_system", c.SourceSystem}, {"updated_at", c.UpdatedAt},
+		{"version", c.Version},
+	}
+}
+
+// set writes explicit SET clauses: bun ignores a model's columns once any Set is given, and the
+// bookkeeping columns are not part of the model.
+func set(q *bun.UpdateQuery, cols []column) *bun.UpdateQuery {
+	for _, c := range cols {
+		q = q.Set("? = ?", bun.Ident(c.name), c.value)
+	}
+	return q
+}
+
+// ClientQuery selects a page of the client list.
+type ClientQuery struct {
+	// Page is 1-based; values below 1 mean 1.
+	Page int
+	// PerPage is clamped to 1..MaxClientsPerPage; 0 means DefaultClientsPerPage.
+	PerPage int
+	// Search, when not blank, keeps the clients whose nombre_cliente, identificacion or
+	// codigo_cliente contains it, ignoring case.
+	Search string
+}
+
+// Normalized returns q with Page and PerPage brought into range.
+func (q ClientQuery) Normalized() ClientQuery {
+	if q.Page < 1 {
+		q.Page = 1
+	}
+	switch {
+	case q.PerPage == 0:
+		q.PerPage = DefaultClientsPerPage
+	case q.PerPage < 1:
+		q.PerPage = 1
+	case q.PerPage > MaxClientsPerPage:
+		q.PerPage = MaxClientsPerPage
+	}
+	q.Search = strings.TrimSpace(q.Search)
+	return q
+}
+
+// ClientPage is one page of the client list.
+type ClientPage struct {
+	Clients []*Client
+	// TotalCount counts every client matching the search; TotalPages is
+	// ceil(TotalCount / PerPage) (0 when nothing matches).
+	TotalCount  int
+	TotalPages  int
+	CurrentPage int
+	PerPage     int
+}
+
+// List returns a page of clients, newest first (by id, descending).
+func (s *ClientStore) List(ctx context.Context, q ClientQuery) (*ClientPage, error) {
+	q = q.Normalized()
+	if strings.IndexByte(q.Search, 0) >= 0 {
+		// No stored text holds NUL, and bun would drop it from the query on PostgreSQL, so
+		// "a\x00b" would match "ab".
+		return &ClientPage{Clients: []*Client{}, CurrentPage: q.Page, PerPage: q.PerPage}, nil
+	}
+	filter := func(sel *bun.SelectQuery) *bun.SelectQuery {
+		if q.Search == "" {
+			return sel
+		}
+		return sel.Where(`search_text LIKE ? ESCAPE '\'`, "%"+escapeLike(strings.ToLower(q.Search))+"%")
+	}
+	total, err := filter(s.db.NewSelect().Model((*Client)(nil))).Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("credit: count clients: %w", err)
+	}
+	pages := (total + q.PerPage - 1) / q.PerPage
+	clients := []*Client{}
+	// A page past the last one is empty without asking the database: (page-1)*per_page may
+	// overflow, and bun keeps OFFSET in an int32, so a large offset would wrap and answer
+	// some other page.
+	if q.Page <= pages {
+		if err := filter(s.db.NewSelect().Model(&clients)).OrderExpr("id DESC").
+			Limit(q.PerPage).Offset((q.Page - 1) * q.PerPage).Scan(ctx); err != nil {
+			return nil, fmt.Errorf("credit: list clients: %w", err)
+		}
+	}
+	for _, c := range clients {
+		c.normalized()
+	}
+	return &ClientPage{
+		Clients:     clients,
+		TotalCount:  total,
+		TotalPages:  pages,
+		CurrentPage: q.Page,
+		PerPage:     q.PerPage,
+	}, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// ClaimSync marks an ERP synchronisation of client id as in flight and returns the claim token
+// with the client as it is now. While a claim younger than lease exists, another claim is
+// ErrClientSyncInProgress; an older claim is taken over (its holder is presumed dead).
+func (s *ClientStore) ClaimSync(ctx context.Context, id int64, lease time.Duration) (string, *Client, error) {
+	token := uuid.NewString()
+	now := s.clock()
+	res, err := s.db.NewUpdate().Table("clients").
+		Set("erp_sync_claim = ?", token).Set("erp_sync_claimed_at = ?", now).
+		Where("id = ?", id).
+		WhereGroup(" AND ", func(q *bun.UpdateQuery) *bun.UpdateQuery {
+			return q.Where("erp_sync_claim IS NULL").WhereOr("erp_sync_claimed_at < ?", now.Add(-lease))
+		}).Exec(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("credit: claim client sync: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if _, err := s.ByID(ctx, id); err != nil {
+			return "", nil, err
+		}
+		return "", nil, ErrClientSyncInProgress
+	}
+	c, err := s.ByID(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	return token, c, nil
+}
+
+// ReleaseSync drops the claim token of client id without recording anything (the sync failed).
+func (s *ClientStore) ReleaseSync(ctx context.Context, id int64, token string) error {
+	_, err := s.db.NewUpdate().Table("clients").
+		Set("erp_sync_claim = NULL").Set("erp_sync_claimed_at = NULL").
+		Where("id = ?", id).Where("erp_sync_claim = ?", token).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("credit: release client sync: %w", err)
+	}
+	return nil
+}
+
+// SyncOutcome is what the ERP answered to a successful sync.
+type SyncOutcome struct {
+	// SentVersion is the version of the data sent to the ERP.
+	SentVersion int64
+	// CodigoCliente is the code the ERP assigned ("" when it assigned none: the stored one stays).
+	CodigoCliente string
+	// Response is the ERP's answer as received.
+	Response RawJSON
+}
+
+// FinishSync records a successful sync of client id under the claim token and releases the
+// claim: erp_response, erp_synced_at and the codigo_cliente the ERP assigned are stored, and
+// erp_synced becomes true unless the client changed while the ERP was being called (its data in
+// the ERP is then already stale, so it stays false and needs another sync).
+func (s *ClientStore) FinishSync(ctx context.Context, id int64, token string, out SyncOutcome) (*Client, error) {
+	var done *Client
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := s.byID(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		c.ERPSynced = c.Version == out.SentVersion
+		c.ERPSyncedAt = &now
+		c.ERPResponse = out.Response
+		if out.CodigoCliente != "" {
+			codigo := out.CodigoCliente
+			c.CodigoCliente = &codigo
+		}
+		c.UpdatedAt = now
+		res, err := set(tx.NewUpdate().Table("clients"), []column{
+			{"codigo_cliente", c.CodigoCliente}, {"erp_synced", c.ERPSynced}, {"erp_synced_at", c.ERPSyncedAt},
+			{"erp_response", c.ERPResponse}, {"updated_at", c.UpdatedAt}, {"search_text", searchText(c)},
+		}).
+			Set("erp_sync_claim = NULL").Set("erp_sync_claimed_at = NULL").
+			Where("id = ?", id).Where("erp_sync_claim = ?", token).Exec(ctx)
+		if err != nil {
+			return uniqueError(err, "record client sync")
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return ErrClientSyncInProgress
+		}
+		done = c
+		return nil
+	})
+	return done, err
+}

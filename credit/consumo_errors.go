@@ -1,0 +1,90 @@
+package credit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinels of the consumption module, reached with errors.Is; the struct errors below carry
+// the details and match them.
+var (
+	// ErrAutorizacionNotFound: no consumption record has the authorization id (HTTP 404).
+	ErrAutorizacionNotFound = errors.New("credit: authorization not found")
+	// ErrInvalidState: the record's state does not allow the operation (HTTP 400).
+	ErrInvalidState = errors.New("credit: state does not allow the operation")
+	// ErrNoInvoice: a consumption reversal needs the stored invoice number (HTTP 400).
+	ErrNoInvoice = errors.New("credit: no invoice number stored")
+	// ErrInFlight: another request holds the record while it calls the creditsystem (HTTP 409).
+	ErrInFlight = errors.New("credit: another operation on the authorization is in progress")
+	// ErrOutcomeUnknown: an earlier operation timed out and may have been applied; the record is
+	// held until an operator reconciles it (HTTP 409).
+	ErrOutcomeUnknown = errors.New("credit: the outcome of an earlier operation is unknown")
+	// ErrNotHeld: an internal inconsistency, an outcome written for a marker the record no
+	// longer holds (for example because an operator reconciled it meanwhile).
+	ErrNotHeld = errors.New("credit: record not held by the operation")
+	// ErrNothingToReconcile: Reconciliar on a record that holds no in-flight marker.
+	ErrNothingToReconcile = errors.New("credit: no operation to reconcile")
+)
+
+// AutorizacionNotFoundError names the unknown authorization id.
+type AutorizacionNotFoundError struct{ AutorizacionID string }
+
+func (e *AutorizacionNotFoundError) Error() string {
+	return fmt.Sprintf("authorization %s not found", e.AutorizacionID)
+}
+
+// Is makes errors.Is(err, ErrAutorizacionNotFound) hold.
+func (e *AutorizacionNotFoundError) Is(target error) bool { return target == ErrAutorizacionNotFound }
+
+// StateError names the authorization, its current state and the refused operation.
+type StateError struct {
+	AutorizacionID string
+	Estado         Estado
+	Operacion      Operacion
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("authorization %s is in state %s, which does not allow %s", e.AutorizacionID, e.Estado, e.Operacion)
+}
+
+// Is makes errors.Is(err, ErrInvalidState) hold.
+func (e *StateError) Is(target error) bool { return target == ErrInvalidState }
+
+// NoInvoiceError names the consumed authorization that has no invoice number.
+type NoInvoiceError struct{ AutorizacionID string }
+
+func (e *NoInvoiceError) Error() string {
+	return fmt.Sprintf("authorization %s has no invoice number stored; the consumption cannot be reversed", e.AutorizacionID)
+}
+
+// Is makes errors.Is(err, ErrNoInvoice) and errors.Is(err, ErrInvalidState) hold.
+func (e *NoInvoiceError) Is(target error) bool {
+	return target == ErrNoInvoice || target == ErrInvalidState
+}
+
+// ConflictError reports that the record is held by an upstream operation: still in flight, or
+// ended with an unknown outcome (ResultadoDesconocido).
+type ConflictError struct {
+	AutorizacionID       string
+	Operacion            string // upstream operation holding the record, e.g. GrabarConsumo
+	Desde                time.Time
+	ResultadoDesconocido bool
+}
+
+func (e *ConflictError) Error() string {
+	if e.ResultadoDesconocido {
+		return fmt.Sprintf("authorization %s: %s started at %s did not answer in time and may have been applied; "+
+			"the authorization is held until an operator reconciles it", e.AutorizacionID, e.Operacion, e.Desde.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("authorization %s: %s is in progress since %s; try again when it ends",
+		e.AutorizacionID, e.Operacion, e.Desde.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is hold for ErrOutcomeUnknown or ErrInFlight.
+func (e *ConflictError) Is(target error) bool {
+	if e.ResultadoDesconocido {
+		return target == ErrOutcomeUnknown
+	}
+	return target == ErrInFlight
+}

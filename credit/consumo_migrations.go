@@ -1,0 +1,76 @@
+package credit
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+var consumoMigrations = []storage.Migration{
+	{
+		Name: "20261122000200_create_consumos",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `CREATE TABLE consumos (
+				id $ID,
+				autorizacion_id VARCHAR(50) NOT NULL UNIQUE,
+				numero_operacion VARCHAR(20),
+				estado VARCHAR(30) NOT NULL,
+				codigo_empresa VARCHAR(20) NOT NULL,
+				identificacion VARCHAR(50) NOT NULL,
+				numero_tarjeta VARCHAR(20),
+				codigo_producto VARCHAR(10),
+				codigo_tipo_cupo VARCHAR(10),
+				codigo_tipo_operacion VARCHAR(10),
+				monto $DECIMAL(18,2) NOT NULL,
+				plazo INTEGER NOT NULL,
+				punto_venta VARCHAR(50),
+				otp VARCHAR(10),
+				numero_factura VARCHAR(50),
+				monto_facturado $DECIMAL(18,2),
+				fecha_factura DATE,
+				creditsystem_auth_response $JSON,
+				creditsystem_consumo_response $JSON,
+				biometria_requerida BOOLEAN NOT NULL DEFAULT FALSE,
+				imagen_qr TEXT,
+				source_system VARCHAR(50) NOT NULL DEFAULT 'PLATFORM',
+				operacion_en_curso VARCHAR(40),
+				operacion_iniciada_at $TIMESTAMP,
+				resultado_desconocido BOOLEAN NOT NULL DEFAULT FALSE,
+				created_at $TIMESTAMP NOT NULL,
+				updated_at $TIMESTAMP NOT NULL
+			)`,
+				`CREATE INDEX consumos_estado_idx ON consumos (estado)`,
+				// Operators look for held records: in flight for too long or with an unknown outcome.
+				`CREATE INDEX consumos_operacion_en_curso_idx ON consumos (operacion_en_curso)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP TABLE consumos`)
+		},
+	},
+	{
+		Name: "20261122000210_create_consumo_intentos",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `CREATE TABLE consumo_intentos (
+				id $ID,
+				consumo_id BIGINT REFERENCES consumos (id),
+				autorizacion_id VARCHAR(50),
+				operacion VARCHAR(50) NOT NULL,
+				request_id VARCHAR(100),
+				solicitud $JSON NOT NULL,
+				resultado VARCHAR(30) NOT NULL,
+				codigo_upstream INTEGER,
+				mensaje_upstream TEXT,
+				respuesta $JSON,
+				iniciado_at $TIMESTAMP NOT NULL,
+				terminado_at $TIMESTAMP
+			)`,
+				`CREATE INDEX consumo_intentos_consumo_idx ON consumo_intentos (consumo_id)`,
+				`CREATE INDEX consumo_intentos_autorizacion_idx ON consumo_intentos (autorizacion_id)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP TABLE consumo_intentos`)
+		},
+	},
+}

@@ -1,0 +1,83 @@
+// Package creditsystemtest is an in-process fake of the direct-credit system: it speaks the
+// same SOAP as the Cartera and Central WCF services (WCF-style answers with a:/i: prefixes and
+// i:nil members), keeps cards, credit lines, authorizations, consumptions with their
+// amortization tables, debts, payments and reversals in memory, and can be scripted per test.
+// It is the model for tests of code that uses package creditsystem, and the upstream the
+// credit service runs against in development mode.
+//
+// # Construction
+//
+//	srv := creditsystemtest.NewServer()      // httptest server on loopback
+//	defer srv.Close()
+//	client, _ := creditsystem.New(srv.Config()) // URLs, namespace and DevConfig constants
+//
+// srv.URL serves both services (the fake routes by SOAPAction), so one base URL can be used
+// for both CarteraURL and CentralURL; srv.CarteraURL (URL + CarteraPath) and srv.CentralURL
+// (URL + CentralPath) accept only their own service's operations, as the real services do.
+// For development mode, NewHandler returns the fake as an http.Handler to serve on a real
+// listener (for example 127.0.0.1:0); Handler.Close releases held requests.
+//
+// Options: WithNamespace (must match the client's SOAPNamespace; default http://tempuri.org/),
+// WithClock (dates of cards, tables and overdue installments), WithCreditLine (default 5000.00),
+// WithFirstAuthorization (number authorizations from n, for a fake in front of a database that
+// outlives it; such a fake adopts the authorizations numbered below n and the invoices it does
+// not know, as recorded by an earlier run, so a development flow survives a restart).
+//
+// # Magic values
+//
+// Without any script the fake answers:
+//
+//	input                                             outcome
+//	identificacion or card 0000000002                 nNumeroError 2, customer without card
+//	GrabarAutorizacion nMonto 666.66                  lError true, nNumeroError 51, "Cupo insuficiente"
+//	GrabarAutorizacion nMonto 504.04                  no answer until the caller gives up (nothing recorded)
+//	GrabarConsumo cCodigoOtp 000000                   lError true, nNumeroError 60, invalid OTP
+//	                                                  (the OTP registered at /consumo/otp is sent here)
+//	GrabarConsumo cNumeroFactura FAULT-500            SOAP fault a:InternalServiceFault in an HTTP 500
+//	any other card                                    opened on first use with a 5000.00 line;
+//	                                                  authorizations answer lCodigoSeguridadEnviado true
+//
+// # Behaviour
+//
+// An authorization lowers the available credit by its amount (51 when it does not fit); its
+// reversal restores it. A confirmation turns it into a consumption of the invoiced amount
+// (at most the authorized one, the difference goes back to the line) with an amortization
+// table of plazo monthly installments, first due one month after the invoice, 1.5 % flat
+// monthly interest, the rounding remainder in the last installment, so that capital adds up to
+// the invoice and each installment to capital plus interest. The debt counts installments
+// due before the clock's date as overdue (valor vencido, 2 % mora); pago contado is pending
+// capital plus overdue interest plus mora. A payment goes to mora, then installment by
+// installment to interest and capital; paying exactly pago contado also charges the interest
+// not yet due and gives it back as a negative DPP rubro (early-payment discount). The rubros
+// of a payment add up to the amount paid, and the paid capital goes back to the line. A payment
+// reversal undoes it; a consumption reversal releases its pending capital.
+//
+// The fake's own error codes (nNumeroError), besides 2 and 51: 1 missing cUsuario,
+// cCodigoEmpresa or cTerminal; 3 neither card nor identification; 20 unknown authorization;
+// 21 authorization or consumption in a state that does not allow it; 22 invoiced amount not
+// positive or above the authorized one; 23 no consumption with that invoice; 30 invalid
+// amount, term or date; 60 invalid OTP; 70 payment methods do not add up to the payment; 71
+// payment above pago contado; 72 invalid payment method (cash with bank data, cheque without
+// it, unknown code); 73 no debt; 80 unknown payment; 81 payment already reversed. Requests it
+// cannot deserialize get a DeserializationFailed fault and unknown actions an
+// ActionNotSupported fault, both in an HTTP 500, as from WCF.
+//
+// # Scripting and assertions
+//
+// Script(op, outcomes...) queues outcomes for the next calls of op, one per call, ahead of the
+// normal behaviour: BusinessError(code, msg), Fault(code, msg) (HTTP 500; WithStatus(200) for
+// a fault in an HTTP 200), Delay(d), DropConnection(), LateSuccess() (recorded, never
+// answered), Hang() (never answered, nothing recorded), Respond(status, body). Calls(op)
+// counts the requests that reached the fake; LastRequest(op) returns the last one with its
+// members by SOAP name (Fields["cCodigoOtp"], Lists["iFormaPagoVm"]); Card(n) shows a card's
+// line.
+//
+// # httpmock fixtures
+//
+// RegisterResponders(mt, cfg, scenario) registers, on an httpmock MockTransport, answers for
+// every operation recorded from this fake under testdata/fixtures: ScenarioSuccess,
+// ScenarioCardNotFound, ScenarioBusinessError (nNumeroError 99) and ScenarioFault.
+//
+// DevConfig gives the constants a development setup can use: Usuario SOAPUSER, CodigoEmpresa
+// 000598, Terminal TERMINAL01, OTPBypass 123456.
+package creditsystemtest

@@ -1,0 +1,205 @@
+package erp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-resty/resty/v2"
+)
+
+// Client calls the ERP. It is safe for concurrent use; build one per process with New.
+type Client struct {
+	cfg  Config
+	http *resty.Client
+}
+
+// Option configures a Client. Options validate their argument and make New fail.
+type Option func(*options) error
+
+type options struct {
+	httpClient *http.Client
+}
+
+// WithHTTPClient makes the Client send through hc: an httpmock MockTransport in tests, a
+// metrics or tracing RoundTripper in production. hc is copied, never modified. Config.Timeout
+// still bounds every call; hc.Timeout, when set, applies as well.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) error {
+		if hc == nil {
+			return errors.New("erp: WithHTTPClient: nil *http.Client")
+		}
+		o.httpClient = hc
+		return nil
+	}
+}
+
+// New validates cfg, applies the defaults documented on Config and returns a Client.
+func New(cfg Config, opts ...Option) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	var rc *resty.Client
+	if o.httpClient != nil {
+		// resty installs a transport and cookie jar on the client it is given; a copy keeps
+		// the caller's client untouched.
+		hc := *o.httpClient
+		rc = resty.NewWithClient(&hc)
+	} else {
+		rc = resty.New()
+	}
+	// No retries: a create that timed out may have been applied, and repeating it is the
+	// caller's decision. No logging from resty: requests carry the API key.
+	// A redirected POST would come back as a GET without its body; the 3xx is reported
+	// as an APIError instead.
+	rc.SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}))
+	rc.SetRetryCount(0).
+		SetLogger(discardLogger{}).
+		SetDisableWarn(true).
+		SetDebug(false).
+		SetResponseBodyLimit(DefaultMaxResponseBytes).
+		SetHeader("Accept", "application/json").
+		SetHeader("User-Agent", "platform-integrations-erp")
+	if cfg.APIKey != "" {
+		rc.SetHeader(cfg.APIKeyHeader, cfg.APIKey)
+	}
+	return &Client{cfg: cfg, http: rc}, nil
+}
+
+// Config returns the effective configuration, defaults applied (APIKey included: it is
+// redacted only when printed).
+func (c *Client) Config() Config { return c.cfg }
+
+type opKey struct{}
+
+// OperationFromContext returns the operation name (OpLookupClient, OpSyncClient) that the
+// Client puts in the context of every outgoing *http.Request, so that an injected
+// RoundTripper can label its metrics or spans.
+func OperationFromContext(ctx context.Context) (string, bool) {
+	op, ok := ctx.Value(opKey{}).(string)
+	return op, ok
+}
+
+// envelope is what every ERP answer carries besides its own fields.
+type envelope struct {
+	ErrorAPI flexBool `json:"error_api"`
+	Mensaje  string   `json:"mensaje"`
+	Message  string   `json:"message"`
+}
+
+func (e envelope) message() string {
+	if e.Mensaje != "" {
+		return e.Mensaje
+	}
+	return e.Message
+}
+
+// post sends body to path under op's name and deadline and returns the raw 2xx answer
+// after checking error_api. Every failure comes back as *APIError or *TransportError.
+func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	ctx = context.WithValue(ctx, opKey{}, op)
+
+	resp, err := c.http.R().
+		SetContext(ctx).
+		SetHeader("Content-Type", "application/json").
+		SetBody(body).
+		Post(c.cfg.url(path))
+	if err != nil {
+		return nil, c.transportError(ctx, op, err)
+	}
+	raw := c.redact(resp.Body())
+	status := resp.StatusCode()
+	if status < 200 || status > 299 {
+		var env envelope
+		_ = json.Unmarshal(raw, &env) // a non-JSON error page still is an APIError
+		msg := c.redactString(env.message())
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		return nil, &APIError{Op: op, StatusCode: status, Message: msg, Body: raw}
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, &TransportError{Op: op, Err: fmt.Errorf("%w: HTTP %d: %w", ErrUndecodable, status, err)}
+	}
+	if env.ErrorAPI {
+		msg := c.redactString(env.message())
+		if msg == "" {
+			msg = "error_api without mensaje"
+		}
+		return nil, &APIError{Op: op, StatusCode: status, Message: msg, Body: raw}
+	}
+	return raw, nil
+}
+
+// transportError wraps err with op. When the call's deadline passed, the cause is made to
+// satisfy errors.Is(err, context.DeadlineExceeded) even if the layer below reported it as
+// something else (an injected RoundTripper may return its own error when the context ends).
+func (c *Client) transportError(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	if c.cfg.APIKey != "" && strings.Contains(err.Error(), c.cfg.APIKey) {
+		err = &redactedError{msg: strings.ReplaceAll(err.Error(), c.cfg.APIKey, redacted), err: err}
+	}
+	return &TransportError{Op: op, Err: err}
+}
+
+func (c *Client) redact(b []byte) []byte {
+	if c.cfg.APIKey == "" || !bytes.Contains(b, []byte(c.cfg.APIKey)) {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(c.cfg.APIKey), []byte(redacted))
+}
+
+func (c *Client) redactString(s string) string {
+	if c.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, redacted)
+}
+
+// redactedError keeps the chain (errors.Is still works) but prints a redacted text.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// flexBool reads a JSON boolean or the ERP's 0/1 convention (as in booleano_n).
+type flexBool bool
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	switch string(bytes.TrimSpace(data)) {
+	case "true", "1", `"1"`, `"true"`:
+		*b = true
+	case "false", "0", `"0"`, `"false"`, "null", `""`:
+		*b = false
+	default:
+		return fmt.Errorf("not a boolean: %.40s", data)
+	}
+	return nil
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Errorf(string, ...any) {}
+func (discardLogger) Warnf(string, ...any)  {}
+func (discardLogger) Debugf(string, ...any) {}

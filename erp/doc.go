@@ -1,0 +1,100 @@
+// Package erp is the JSON HTTP client of the ERP: it looks a client up in the ERP's
+// external query and creates or updates clients at /erpapi/clientes. The HTTP work is done
+// by go-resty/resty, which never appears in this package's API.
+//
+// # Construction
+//
+//	c, err := erp.New(erp.Config{
+//		BaseURL: os.Getenv("ERP_URL"),   // required
+//		Timeout: 30 * time.Second,       // ERP_TIMEOUT, in seconds; default 30 s
+//	}, erp.WithHTTPClient(instrumented)) // optional
+//
+// Config documents every field, the environment variable it comes from and its default:
+// ERP_URL, ERP_TIMEOUT (30 s), ERP_LOOKUP_PATH (/erpapi/consulta-externa/clientes),
+// ERP_CLIENTS_PATH (/erpapi/clientes), ERP_API_KEY (none) and ERP_API_KEY_HEADER (X-API-Key).
+// One Client serves the whole process; it is safe for concurrent use.
+//
+// # Operations
+//
+// LookupClient(ctx, codigoEmpresa, identificacion) asks whether the ERP knows the client and
+// returns it as a ClientRecord (public field names, telefono_1/telefono_2). A client the ERP
+// does not know is Found == false, not an error.
+//
+// SyncClient(ctx, op, payload) sends the local client record with operacion 0
+// (OperationCreate) or 1 (OperationUpdate) and returns the codigo_cliente the ERP assigned and
+// its raw answer, to be stored as erp_response.
+//
+// Every outgoing *http.Request carries the operation name in its context:
+// OperationFromContext(req.Context()) returns "LookupClient" or "SyncClient", so a
+// RoundTripper given through WithHTTPClient can label metrics without parsing URLs.
+//
+// A later issue adds the payments hand-over (the payment operation number, or the reversed
+// invoices and rubros, passed to the ERP so it issues a receipt or credit note). It will be one
+// more method on Client with its own Op name, its own path field in Config and its own file,
+// built on the same post helper, so errors, deadlines and labels stay uniform.
+//
+// # Wire format (decided here: the specification shows neither the query nor the answers)
+//
+// Both operations are POST with a JSON body and Content-Type application/json. Every answer
+// is a JSON object with "error_api" (boolean; 0/1 accepted) and "mensaje" (string;
+// "message" accepted). The testdata/golden files hold the exact request bodies, and
+// erptest/testdata/fixtures the answers.
+//
+// External query, POST {ERP_URL}{ERP_LOOKUP_PATH}:
+//
+//	{"codigo_empresa":"000598","identificacion":"0999999999"}
+//
+//	{"error_api":false,"mensaje":"cliente encontrado","encontrado":true,
+//	 "cliente":{"codigo_cliente":"C-0999999999","codigo_empresa":"000598",
+//	   "nombre_cliente":"...","identificacion":"0999999999","numero_telefono_1":"...",
+//	   "numero_telefono_2":null,"direccion_1":"...","inactivo":false}}
+//
+//	{"error_api":false,"mensaje":"cliente no encontrado","encontrado":false,"cliente":null}
+//
+// The ERP names its phones numero_telefono_1/2 on both directions; LookupClient maps them back
+// to Telefono1/Telefono2. "encontrado" decides Found; a found answer without
+// cliente.codigo_cliente is undecodable.
+//
+// Clients, POST {ERP_URL}{ERP_CLIENTS_PATH}: one flat object. The specification's mapping:
+// every public field keeps its name except telefono_1 -> numero_telefono_1 and telefono_2 ->
+// numero_telefono_2; "operacion" is 0 or 1; each extra_fields member goes to the top level
+// with its value copied byte for byte; limite_credito_1/2 are JSON numbers written from the
+// decimal with its scale (1500.50), never through float64. Empty strings and nil limits are
+// left out rather than sent as null, so an update never blanks a field the ERP holds.
+// Members are in sorted order. An extra_fields key equal to a payload field (or to the public
+// telefono_1/telefono_2) is refused with ErrInvalidInput before any call.
+//
+//	{"codigo_empresa":"000598","identificacion":"0102030405","limite_credito_1":1500.50,
+//	 "nombre_cliente":"MARIA PEREZ","numero_telefono_1":"0991234567","operacion":0,"valor_1":12.5}
+//
+//	{"error_api":false,"mensaje":"cliente creado","codigo_cliente":"C-0102030405","operacion":0}
+//
+// A create answer must carry codigo_cliente; an update answer without one confirms the
+// payload's CodigoCliente.
+//
+// # Errors
+//
+//   - *APIError{Op, StatusCode, Message, Body}: the ERP refused. StatusCode 200 is an answer
+//     with error_api = true; anything outside 2xx is an APIError too, whatever its body
+//     (Message is then the body's mensaje, or the status text). The services answer 502.
+//   - *TransportError{Op, Err}: no usable answer: timeout, refused or dropped connection,
+//     cancelled context, an answer over 4 MiB, or a 2xx answer that is not the JSON above
+//     (errors.Is(err, ErrUndecodable)). IsTransport(err) reports this kind.
+//   - ErrInvalidInput: arguments rejected before any call.
+//
+// Every message starts with "erp: <Op>: ". A configured APIKey is redacted from messages,
+// APIError.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.
+//
+// # Timeouts and retries
+//
+// Each call runs under context.WithTimeout(ctx, Config.Timeout), connection, headers and body
+// included; the caller's earlier deadline wins. IsTimeout(err) and
+// errors.Is(err, context.DeadlineExceeded) hold when it expires, even when it expires while
+// the body is being read. Nothing is retried: a create that timed out may have been applied
+// (erptest.LateSuccess reproduces it); LookupClient tells whether it was.
+//
+// # Testing
+//
+// Package erptest runs an in-process fake ERP speaking this wire format, with magic values
+// and scripted faults, and registers httpmock responders replaying answers recorded from it.
+package erp

@@ -1,0 +1,50 @@
+// Package erptest is an in-process fake ERP speaking the wire format documented in package
+// erp, for tests and for the services' development mode, plus httpmock responders replaying
+// answers recorded from it.
+//
+// # The fake
+//
+//	srv := erptest.NewServer()           // httptest server on loopback
+//	defer srv.Close()
+//	c, _ := erp.New(srv.Config(2 * time.Second))
+//
+// A development service that wants its own listener uses NewFake and Handler instead:
+//
+//	fake := erptest.NewFake()
+//	go http.Serve(listener, fake.Handler()) // ERP_URL = "http://" + listener.Addr().String()
+//
+// The handler serves POST erp.DefaultLookupPath and POST erp.DefaultClientsPath. Clients live
+// in memory keyed by (codigo_empresa, identificacion). A create (operacion 0) assigns
+// codigo_cliente "C-<identificacion>" unless the payload brings one, and refuses a client that
+// already exists (error_api). An update (operacion 1) merges the members sent over what the
+// ERP holds and refuses an unknown client. The fake checks the payload like a strict ERP:
+// unknown member names (a public telefono_1 that should have become numero_telefono_1, an
+// extra field outside the six families) and limits or valor_n that are not JSON numbers get
+// HTTP 400 with error_api true.
+//
+// # Magic values
+//
+//	identificacion 0999999999   exists in the ERP under every codigo_empresa, codigo_cliente
+//	                            C-0999999999 (a create of it is refused as a duplicate)
+//	nombre_cliente ERROR_API    create or update answers HTTP 200 with error_api true
+//	identificacion 0999999500   lookup and sync answer HTTP 500
+//	identificacion 0999999504   lookup and sync never answer (the caller times out)
+//
+// # Scripting
+//
+// Script(op, faults...) queues faults for the next calls of erp.OpLookupClient or
+// erp.OpSyncClient, one per call: ErrorAPI(mensaje), Status(code, body), Hang(), Delay(d),
+// Drop(), Garbage() and LateSuccess() (the change is applied, the answer never comes).
+// WithLookupDelay / WithSyncDelay slow every call; OnLookup runs a hook, which may block, at
+// the start of every lookup, so a test can prove that the lookup overlaps other work.
+// Calls(op) and Requests(op) report what the fake received; Client and Fields what it holds.
+// Close releases every held request (the connection is closed without an answer).
+//
+// # httpmock
+//
+// RegisterResponders(mt, cfg) registers, on one test's *httpmock.MockTransport, the success
+// answers for both operations at the URLs of cfg; RegisterScenario picks another Scenario;
+// Responder(op, s) gives one responder to mix scenarios. The answers are the files under
+// testdata/fixtures, recorded from the fake by `go test ./erp/erptest -run TestFixtures
+// -update` and checked against it on every test run.
+package erptest

@@ -1,0 +1,390 @@
+package erp_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+
+	"github.com/platform/integrations/erp"
+	"github.com/platform/integrations/erp/erptest"
+)
+
+// testTimeout is ERP_TIMEOUT in the failure tests: the timeouts below take exactly this long.
+const testTimeout = time.Second
+
+func mockTransport() *httpmock.MockTransport { return httpmock.NewMockTransport() }
+
+// mockERP answers every call of both operations with body and HTTP 200.
+func mockERP(t *testing.T, body string) *httpmock.MockTransport {
+	t.Helper()
+	mt := mockTransport()
+	cfg := erp.Config{BaseURL: "http://erp.test"}
+	mt.RegisterResponder(http.MethodPost, erptest.LookupURL(cfg), httpmock.NewStringResponder(200, body))
+	mt.RegisterResponder(http.MethodPost, erptest.ClientsURL(cfg), httpmock.NewStringResponder(200, body))
+	return mt
+}
+
+func mockClient(t *testing.T, mt *httpmock.MockTransport) *erp.Client {
+	t.Helper()
+	c, err := erp.New(erp.Config{BaseURL: "http://erp.test", Timeout: testTimeout}, erp.WithHTTPClient(&http.Client{Transport: mt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// call runs op against c the way the credit service does.
+func call(ctx context.Context, c *erp.Client, op, identificacion, nombre string) error {
+	if op == erp.OpLookupClient {
+		_, err := c.LookupClient(ctx, "000598", identificacion)
+		return err
+	}
+	_, err := c.SyncClient(ctx, erp.OperationCreate, erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: nombre, Identificacion: identificacion})
+	return err
+}
+
+type wantErr struct {
+	apiStatus   int    // > 0: an *APIError with this StatusCode
+	apiMessage  string // its Message
+	timeout     bool   // IsTimeout and errors.Is(err, context.DeadlineExceeded)
+	transport   bool   // IsTransport
+	undecodable bool   // errors.Is(err, erp.ErrUndecodable)
+}
+
+func checkErr(t *testing.T, op string, err error, want wantErr) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !strings.HasPrefix(err.Error(), "erp: "+op+": ") {
+		t.Errorf("error %q does not name the operation %s", err, op)
+	}
+	var apiErr *erp.APIError
+	isAPI := errors.As(err, &apiErr)
+	if isAPI != (want.apiStatus > 0) {
+		t.Fatalf("APIError = %v, want %v (err %v)", isAPI, want.apiStatus > 0, err)
+	}
+	if isAPI {
+		if apiErr.Op != op || apiErr.StatusCode != want.apiStatus || apiErr.Message != want.apiMessage {
+			t.Errorf("APIError{Op %q, StatusCode %d, Message %q}, want {%q, %d, %q}",
+				apiErr.Op, apiErr.StatusCode, apiErr.Message, op, want.apiStatus, want.apiMessage)
+		}
+		if len(apiErr.Body) == 0 {
+			t.Error("APIError.Body is empty")
+		}
+	}
+	if got := erp.IsTransport(err); got != want.transport {
+		t.Errorf("IsTransport = %v, want %v (err %v)", got, want.transport, err)
+	}
+	if got := erp.IsTimeout(err); got != want.timeout {
+		t.Errorf("IsTimeout = %v, want %v (err %v)", got, want.timeout, err)
+	}
+	if got := errors.Is(err, context.DeadlineExceeded); got != want.timeout {
+		t.Errorf("errors.Is(err, context.DeadlineExceeded) = %v, want %v", got, want.timeout)
+	}
+	if got := errors.Is(err, erp.ErrUndecodable); got != want.undecodable {
+		t.Errorf("errors.Is(err, ErrUndecodable) = %v, want %v", got, want.undecodable)
+	}
+}
+
+// TestFailures runs every failure path of both operations against the fake.
+func TestFailures(t *testing.T) {
+	type setup func(*erptest.Server, string)
+	script := func(f erptest.Fault) setup {
+		return func(s *erptest.Server, op string) { s.Script(op, f) }
+	}
+	cases := []struct {
+		name           string
+		setup          setup
+		identificacion string
+		nombre         string
+		want           wantErr
+	}{
+		{"error_api answer", script(erptest.ErrorAPI("cliente bloqueado")), "0102030405", "ANA",
+			wantErr{apiStatus: 200, apiMessage: "cliente bloqueado"}},
+		{"HTTP 400", script(erptest.Status(400, "")), "0102030405", "ANA",
+			wantErr{apiStatus: 400, apiMessage: "Bad Request"}},
+		{"HTTP 404 with an HTML page", script(erptest.Status(404, "<html>not found</html>")), "0102030405", "ANA",
+			wantErr{apiStatus: 404, apiMessage: "Not Found"}},
+		{"HTTP 500", script(erptest.Status(500, `{"error_api":true,"mensaje":"base de datos caida"}`)), "0102030405", "ANA",
+			wantErr{apiStatus: 500, apiMessage: "base de datos caida"}},
+		{"HTTP 503 without body", script(erptest.Status(503, " ")), "0102030405", "ANA",
+			wantErr{apiStatus: 503, apiMessage: "Service Unavailable"}},
+		{"magic HTTP 500", nil, erptest.ServerErrorIdentificacion, "ANA",
+			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"}},
+		{"timeout at the configured deadline", script(erptest.Hang()), "0102030405", "ANA",
+			wantErr{timeout: true, transport: true}},
+		{"magic timeout", nil, erptest.TimeoutIdentificacion, "ANA",
+			wantErr{timeout: true, transport: true}},
+		{"answer later than the deadline", script(erptest.Delay(testTimeout + time.Second)), "0102030405", "ANA",
+			wantErr{timeout: true, transport: true}},
+		{"dropped connection", script(erptest.Drop()), "0102030405", "ANA",
+			wantErr{transport: true}},
+		{"undecodable answer", script(erptest.Garbage()), "0102030405", "ANA",
+			wantErr{transport: true, undecodable: true}},
+	}
+	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+		t.Run(op, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					t.Parallel()
+					srv := erptest.NewServer()
+					t.Cleanup(srv.Close)
+					if tc.setup != nil {
+						tc.setup(srv, op)
+					}
+					c := newClient(t, srv, testTimeout)
+					start := time.Now()
+					err := call(t.Context(), c, op, tc.identificacion, tc.nombre)
+					checkErr(t, op, err, tc.want)
+					if tc.want.timeout {
+						if elapsed := time.Since(start); elapsed < testTimeout {
+							t.Errorf("gave up after %v, before the configured %v", elapsed, testTimeout)
+						}
+					}
+					if n := srv.Calls(op); n != 1 {
+						t.Errorf("the ERP saw %d calls, want exactly 1 (no retry)", n)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestMagicErrorAPINombre(t *testing.T) {
+	srv := erptest.NewServer()
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, testTimeout)
+	err := call(t.Context(), c, erp.OpSyncClient, "0102030405", erptest.ErrorAPINombre)
+	checkErr(t, erp.OpSyncClient, err, wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"})
+	if _, found := srv.Client("000598", "0102030405"); found {
+		t.Error("a rejected create was stored by the ERP")
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there any more
+	c, err := erp.New(erp.Config{BaseURL: "http://" + addr, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+		err := call(t.Context(), c, op, "0102030405", "ANA")
+		checkErr(t, op, err, wantErr{transport: true})
+		var ne *net.OpError
+		if !errors.As(err, &ne) {
+			t.Errorf("%s: %v does not carry the *net.OpError", op, err)
+		}
+	}
+}
+
+// The ERP sends its headers in time, then stalls in the middle of the body.
+func TestTimeoutWhileReadingTheBody(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"error_api":false,"encon`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	c, err := erp.New(erp.Config{BaseURL: srv.URL, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.LookupClient(t.Context(), "000598", "0102030405")
+	checkErr(t, erp.OpLookupClient, err, wantErr{timeout: true, transport: true})
+}
+
+// Answers the fake never gives but a real ERP might.
+func TestOddAnswers(t *testing.T) {
+	cases := []struct {
+		name, op, body string
+		want           wantErr
+	}{
+		{"found without cliente", erp.OpLookupClient, `{"error_api":false,"encontrado":true,"cliente":null}`,
+			wantErr{transport: true, undecodable: true}},
+		{"found without codigo_cliente", erp.OpLookupClient, `{"error_api":false,"encontrado":true,"cliente":{"nombre_cliente":"X"}}`,
+			wantErr{transport: true, undecodable: true}},
+		{"encontrado not a boolean", erp.OpLookupClient, `{"error_api":false,"encontrado":"maybe"}`,
+			wantErr{transport: true, undecodable: true}},
+		{"error_api as 1 with message", erp.OpLookupClient, `{"error_api":1,"message":"down"}`,
+			wantErr{apiStatus: 200, apiMessage: "down"}},
+		{"error_api without mensaje", erp.OpSyncClient, `{"error_api":true}`,
+			wantErr{apiStatus: 200, apiMessage: "error_api without mensaje"}},
+		{"sync answer that is a JSON array", erp.OpSyncClient, `[]`,
+			wantErr{transport: true, undecodable: true}},
+		{"empty 200", erp.OpSyncClient, ``,
+			wantErr{transport: true, undecodable: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mockClient(t, mockERP(t, tc.body))
+			checkErr(t, tc.op, call(t.Context(), c, tc.op, "0102030405", "ANA"), tc.want)
+		})
+	}
+}
+
+func TestLookupAcceptsZeroOneBooleans(t *testing.T) {
+	c := mockClient(t, mockERP(t, `{"error_api":0,"encontrado":1,"cliente":{"codigo_cliente":"C-1","inactivo":1}}`))
+	res, err := c.LookupClient(t.Context(), "000598", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Found || !res.Client.Inactivo {
+		t.Errorf("got %+v / %+v, want found and inactivo", res, res.Client)
+	}
+}
+
+func TestOversizedAnswerIsATransportError(t *testing.T) {
+	mt := mockTransport()
+	big := `{"error_api":false,"encontrado":false,"pad":"` + strings.Repeat("x", erp.DefaultMaxResponseBytes) + `"}`
+	mt.RegisterResponder(http.MethodPost, erptest.LookupURL(erp.Config{BaseURL: "http://erp.test"}), httpmock.NewStringResponder(200, big))
+	_, err := mockClient(t, mt).LookupClient(t.Context(), "000598", "1")
+	checkErr(t, erp.OpLookupClient, err, wantErr{transport: true})
+}
+
+// The httpmock scenarios behave like the fake they were recorded from.
+func TestHTTPMockScenarios(t *testing.T) {
+	cases := []struct {
+		scenario erptest.Scenario
+		lookup   wantErr
+		sync     wantErr
+	}{
+		{erptest.ScenarioErrorAPI,
+			wantErr{apiStatus: 200, apiMessage: "consulta externa no disponible"},
+			wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"}},
+		{erptest.ScenarioServerError,
+			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"},
+			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"}},
+		{erptest.ScenarioUndecodable,
+			wantErr{transport: true, undecodable: true}, wantErr{transport: true, undecodable: true}},
+		{erptest.ScenarioRefused, wantErr{transport: true}, wantErr{transport: true}},
+		{erptest.ScenarioTimeout, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.scenario), func(t *testing.T) {
+			t.Parallel()
+			mt := mockTransport()
+			erptest.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, tc.scenario)
+			c := mockClient(t, mt)
+			checkErr(t, erp.OpLookupClient, call(t.Context(), c, erp.OpLookupClient, "0102030405", "ANA"), tc.lookup)
+			checkErr(t, erp.OpSyncClient, call(t.Context(), c, erp.OpSyncClient, "0102030405", "ANA"), tc.sync)
+		})
+	}
+	t.Run("success", func(t *testing.T) {
+		mt := mockTransport()
+		erptest.RegisterResponders(mt, erp.Config{BaseURL: "http://erp.test"})
+		c := mockClient(t, mt)
+		res, err := c.LookupClient(t.Context(), "000598", "0102030405")
+		if err != nil || res.Found {
+			t.Fatalf("lookup = %+v, %v; want not found", res, err)
+		}
+		p := erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: "MARIA", Identificacion: "0102030405"}
+		for _, op := range []erp.Operation{erp.OperationCreate, erp.OperationUpdate} {
+			sr, err := c.SyncClient(t.Context(), op, p)
+			if err != nil || sr.CodigoCliente != "C-0102030405" {
+				t.Fatalf("%v = %+v, %v", op, sr, err)
+			}
+			want := map[erp.Operation]string{erp.OperationCreate: "cliente creado", erp.OperationUpdate: "cliente actualizado"}[op]
+			if sr.Message != want {
+				t.Errorf("%v answered %q, want %q", op, sr.Message, want)
+			}
+		}
+	})
+	t.Run("found", func(t *testing.T) {
+		mt := mockTransport()
+		erptest.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, erptest.ScenarioFound)
+		res, err := mockClient(t, mt).LookupClient(t.Context(), "000598", "0999999999")
+		if err != nil || !res.Found || res.Client.CodigoCliente != "C-0999999999" {
+			t.Fatalf("lookup = %+v, %v; want C-0999999999", res, err)
+		}
+	})
+}
+
+func TestAPIErrorMessages(t *testing.T) {
+	cases := []struct {
+		err  *erp.APIError
+		want string
+	}{
+		{&erp.APIError{Op: "SyncClient", StatusCode: 200, Message: "duplicado"}, "erp: SyncClient: rejected by the ERP (error_api): duplicado"},
+		{&erp.APIError{Op: "LookupClient", StatusCode: 502, Message: "Bad Gateway"}, "erp: LookupClient: HTTP 502: Bad Gateway"},
+	}
+	for _, tc := range cases {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestAPIErrorIsErrorAPI(t *testing.T) {
+	for status, want := range map[int]bool{200: true, 201: true, 400: false, 500: false, 302: false} {
+		if got := (&erp.APIError{StatusCode: status}).IsErrorAPI(); got != want {
+			t.Errorf("StatusCode %d: IsErrorAPI = %v, want %v", status, got, want)
+		}
+	}
+}
+
+// A redirected POST would be replayed as a GET without body; the 3xx is reported instead.
+func TestRedirectIsNotFollowed(t *testing.T) {
+	followed := false
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+erp.DefaultLookupPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/elsewhere")
+		w.WriteHeader(http.StatusFound)
+		_, _ = w.Write([]byte("moved"))
+	})
+	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) {
+		followed = true
+		_, _ = w.Write([]byte(`{"error_api":false,"encontrado":false}`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := erp.New(erp.Config{BaseURL: srv.URL, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.LookupClient(t.Context(), "000598", "0102030405")
+	checkErr(t, erp.OpLookupClient, err, wantErr{apiStatus: http.StatusFound, apiMessage: "Found"})
+	if followed {
+		t.Error("the redirect was followed")
+	}
+}
+
+// An injected RoundTripper that reports the end of the context in its own words still gives
+// a timeout callers recognise.
+func TestTimeoutReportedByTheRoundTripperInItsOwnWords(t *testing.T) {
+	rt := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		<-req.Context().Done()
+		return nil, errors.New("stream reset by proxy")
+	})
+	c, err := erp.New(erp.Config{BaseURL: "http://erp.test", Timeout: testTimeout}, erp.WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.LookupClient(t.Context(), "000598", "0102030405")
+	checkErr(t, erp.OpLookupClient, err, wantErr{timeout: true, transport: true})
+	if !strings.Contains(err.Error(), "stream reset by proxy") {
+		t.Errorf("the original cause is lost: %v", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

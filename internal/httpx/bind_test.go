@@ -1,0 +1,186 @@
+package httpx_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/internal/httpx"
+)
+
+func problems(t *testing.T, v any) []string {
+	t.Helper()
+	err := httpx.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var he *httpx.Error
+	if !errors.As(err, &he) || he.Status != http.StatusBadRequest || he.Message != httpx.ValidationMessage {
+		t.Fatalf("Validate returned %v, want a 400 *httpx.Error", err)
+	}
+	return he.Errors
+}
+
+func TestNumericString(t *testing.T) {
+	type body struct {
+		Monto string `json:"monto" validate:"numeric_string"`
+	}
+	cases := []struct {
+		in string
+		ok bool
+	}{
+		{"100", true}, {"100.50", true}, {"0", true}, {"0.01", true}, {"-5.5", true},
+		{"12345678901234567890.123456", true},
+		{"", false}, {"1e3", false}, {"1E3", false}, {"+1", false}, {".5", false}, {"5.", false},
+		{"1,000.00", false}, {" 1", false}, {"1 ", false}, {"NaN", false}, {"Infinity", false},
+		{"0x10", false}, {"1.2.3", false}, {"-", false}, {"١٢", false},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%q", tc.in), func(t *testing.T) {
+			got := problems(t, body{Monto: tc.in})
+			if (got == nil) != tc.ok {
+				t.Errorf("numeric_string(%q) problems = %v, want ok=%v", tc.in, got, tc.ok)
+			}
+			if !tc.ok && (len(got) != 1 || got[0] != "monto must be a numeric string") {
+				t.Errorf("message = %q", got)
+			}
+		})
+	}
+}
+
+func TestDateYMD(t *testing.T) {
+	type body struct {
+		Fecha string `json:"fecha_pago" validate:"date_ymd"`
+	}
+	cases := []struct {
+		in string
+		ok bool
+	}{
+		{"2024-02-29", true}, {"2025-12-31", true}, {"0001-01-01", true},
+		{"2023-02-29", false}, {"2024-13-01", false}, {"2024-00-10", false}, {"2024-1-5", false},
+		{"24-01-05", false}, {"2024/01/05", false}, {"2024-01-05T00:00:00Z", false}, {"", false}, {"05-01-2024", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got := problems(t, body{Fecha: tc.in})
+			if (got == nil) != tc.ok {
+				t.Errorf("date_ymd(%q) problems = %v, want ok=%v", tc.in, got, tc.ok)
+			}
+			if !tc.ok && (len(got) != 1 || got[0] != "fecha_pago must be a date in yyyy-mm-dd format") {
+				t.Errorf("message = %q", got)
+			}
+		})
+	}
+}
+
+func TestPositiveAndMaxDecimals(t *testing.T) {
+	type body struct {
+		Monto string          `json:"monto" validate:"positive,max_decimals=2"`
+		Valor decimal.Decimal `json:"valorPago" validate:"positive,max_decimals=2"`
+	}
+	cases := []struct {
+		name  string
+		monto string
+		valor string
+		want  []string
+	}{
+		{"both fine", "10.25", "3.5", nil},
+		{"zero and negative", "0.00", "-1", []string{"monto must be greater than zero", "valorPago must be greater than zero"}},
+		{"too many decimals", "1.005", "2.123", []string{"monto must have at most 2 decimal places", "valorPago must have at most 2 decimal places"}},
+		{"not numeric: first failed rule only", "abc", "1", []string{"monto must be greater than zero"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problems(t, body{Monto: tc.monto, Valor: decimal.RequireFromString(tc.valor)})
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("problems = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMessages(t *testing.T) {
+	type inner struct {
+		Codigo string `json:"codigo" validate:"required"`
+	}
+	type body struct {
+		Nombre  string   `json:"nombre_cliente" validate:"max=5"`
+		Tipo    string   `json:"external_operation" validate:"oneof=RECARGA_DATOS RECARGA_PINES"`
+		Qty     int      `json:"quantity" validate:"min=1"`
+		Tags    []string `json:"tags" validate:"max=1"`
+		ID      string   `json:"transaction_id" validate:"uuid"`
+		Nested  inner    `json:"nested"`
+		Pointer *inner   `json:"pointer" validate:"required"`
+		NoJSON  string   `validate:"required"`
+	}
+	got := problems(t, body{Nombre: "ñandú y más", Tipo: "X", Tags: []string{"a", "b"}, ID: "nope"})
+	want := []string{
+		"nombre_cliente must be at most 5 characters long",
+		"external_operation must be one of: RECARGA_DATOS, RECARGA_PINES",
+		"quantity must be at least 1",
+		"tags must be a list of at most 1 items",
+		"transaction_id must be a UUID",
+		"nested.codigo is required",
+		"pointer is required",
+		"NoJSON is required",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+var subscriberPattern = regexp.MustCompile(`^593[89][0-9]{8}$`)
+
+func TestRegisterValidation(t *testing.T) {
+	err := httpx.RegisterValidation("test_subscriber", func(fl validator.FieldLevel) bool {
+		return subscriberPattern.MatchString(fl.Field().String())
+	}, "must be 593 followed by 8 or 9 and 8 digits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type body struct {
+		Sub string `json:"subscriber_id" validate:"test_subscriber"`
+	}
+	if got := problems(t, body{Sub: "593991234567"}); got != nil {
+		t.Errorf("valid subscriber refused: %v", got)
+	}
+	got := problems(t, body{Sub: "593712345678"})
+	if len(got) != 1 || got[0] != "subscriber_id must be 593 followed by 8 or 9 and 8 digits" {
+		t.Errorf("problems = %q", got)
+	}
+}
+
+func ExampleBind() {
+	type consulta struct {
+		CodigoEmpresa  string `json:"codigo_empresa" validate:"required,max=20"`
+		Identificacion string `json:"identificacion" validate:"required,max=50"`
+		Monto          string `json:"monto" validate:"required,numeric_string"`
+	}
+	app := httpx.New(httpx.Config{Service: "example"})
+	app.Post("/consumo/cupo", func(c *fiber.Ctx) error {
+		var req consulta
+		if err := httpx.Bind(c, &req); err != nil {
+			return err
+		}
+		return c.JSON(req)
+	})
+	req := httptest.NewRequest(http.MethodPost, "/consumo/cupo", strings.NewReader(`{"codigo_empresa":"000598","monto":"1e3"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := app.Test(req)
+	if err != nil {
+		panic(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, string(body))
+	// Output:
+	// 400 {"status":"error","statusCode":400,"message":"Validation failed","errors":["identificacion is required","monto must be a numeric string"]}
+}

@@ -1,0 +1,70 @@
+// Package httpx is the HTTP plumbing both services share, on Fiber v2.
+//
+// Construct the app with [New] and a [Config] (service name, *slog.Logger, body limit, a
+// [Pinger] for the database, the service's ErrorMapper, optionally a Prometheus registry), mount
+// the routes, then run it with [Serve]:
+//
+//	app := httpx.New(httpx.Config{Service: "credit", Logger: log, Health: db, ErrorMapper: mapErr, Registry: reg})
+//	app.Post("/api/v1/credigestion/consumo/cupo", auth.Require(a, auth.Bearer), h.Cupo)
+//	err := httpx.Serve(ctx, app, cfg.Addr())
+//
+// # Errors
+//
+// Every error answer is the envelope {"status":"error","statusCode":N,"message":...,"errors":[...]}
+// written by one error handler. A handler returns an [*Error] (NewError, WrapError,
+// ValidationError, UpstreamError) or any error; the handler resolves it in this order: an
+// *Error anywhere in the chain; else the service's ErrorMapper (the one function per service that
+// maps domain and SDK errors; nil for errors it does not know); else a *fiber.Error (404 unknown
+// route, 405, 413...); else 500 "Internal Server Error". A 5xx never shows its cause: the cause
+// (Error.Err, the panic value and stack) goes to the request log only. `errors` appears only on 400
+// validation failures, whose message is then [ValidationMessage]. An upstream rejection's message
+// is the [UpstreamMessage] object {message, upstreamMessage, operation, upstreamCode}.
+//
+// # Requests
+//
+//   - X-Request-Id: taken from the request when it is 1-128 printable ASCII characters without
+//     spaces, else a new UUID; set on every response (errors, 404, 413 included); [RequestID].
+//   - Request log: one slog line per request with request_id, method, route (the template, e.g.
+//     /transactions/:id), path, status, latency; ERROR for 5xx (with the error, and the stack of a
+//     panic), DEBUG for /up and /metrics, INFO otherwise. [NewLogger] gives JSON in production and
+//     text in development.
+//   - Panics are recovered into a 500 envelope.
+//   - A path or query holding %00 (NUL) is a 400: no identifier holds NUL, and bun drops it on
+//     PostgreSQL while SQLite cuts the text at it, so lookups would differ between engines.
+//   - Bodies above Config.BodyLimit (default 1 MiB) get 413 before any handler runs. A body sent
+//     with a Content-Encoding other than identity gets 415: Fiber would inflate it without bound,
+//     past the limit (a 300 KB gzip body became 300 MB), and no caller compresses requests.
+//   - [Bind] decodes and validates JSON bodies: 415 when a Content-Type is declared and is not
+//     application/json (or application/*+json, any charset); 400 for an empty body, malformed JSON, several JSON
+//     values, a wrong JSON type ("monto must be a string"), and each failed `validate` rule, one
+//     `errors` entry each, named by JSON field path ("items[0].cantidad is required"). Unknown
+//     JSON fields are ignored (clients may send more than a version reads). Every mistyped
+//     member is named with its array index ("items[1].cantidad must be an integer"), and the
+//     `validate` rules of the other top-level members are reported beside them. A body holding \u0000 is a 400: PostgreSQL stores
+//     NUL neither in text nor in jsonb. Only the first failed rule of a field is reported. Validations added here: numeric_string (plain decimal
+//     text: optional minus, digits, optional point and digits; no exponent, sign, spaces or
+//     separators), date_ymd (a real calendar date yyyy-mm-dd), positive (> 0), max_decimals=N and
+//     max_integer_digits=N, the last three on numeric strings or decimal.Decimal. Services add their own with
+//     [RegisterValidation] at start-up.
+//
+// # Health and metrics
+//
+// GET /up pings Config.Health within Config.HealthTimeout (default 2 s): 200 {"status":"ok"}, or
+// 503 in the envelope ({"status":"error","statusCode":503,"message":"database unavailable"}) so
+// that every non-2xx body of the services has one shape. GET /metrics serves the app's own
+// registry (not the global one, so several apps can live in one process): http_requests_total
+// and http_request_duration_seconds by route template, method and status (label "service"
+// constant), plus Go and process collectors when New creates the registry. Requests that match
+// no route are labelled route="unmatched" so raw paths never become labels. /up and /metrics are
+// unauthenticated; expose /metrics only on the internal network.
+//
+// # Timeouts and shutdown
+//
+// The server reads a request within 30 s and closes idle keep-alive connections after 120 s.
+// [Serve] stops on context cancellation, SIGTERM or SIGINT: it stops accepting connections and
+// waits up to [DefaultShutdownGrace] (35 s, above the 30 s upstream timeouts) for in-flight
+// requests; [ServeListener] takes the listener and grace period explicitly.
+//
+// The app is Immutable: strings from the request (params, headers, body) stay valid after the
+// handler returns.
+package httpx

@@ -1,0 +1,214 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// Defaults applied by New for zero Config fields.
+const (
+	DefaultPollInterval  = time.Second
+	DefaultFetchCooldown = 100 * time.Millisecond
+	DefaultMaxAttempts   = 25
+	DefaultJobTimeout    = time.Minute
+)
+
+// hardStopGrace bounds how long Stop waits for cancelled jobs to return after its own context
+// ended, so a worker that ignores its context cannot hang a shutdown forever.
+const hardStopGrace = 5 * time.Second
+
+// ErrInsertOnly is returned by Start and Run on a Queue built without queues to work.
+var ErrInsertOnly = errors.New("jobs: insert-only queue (no Config.Queues) cannot work jobs")
+
+// Config configures a Queue. The zero value is an insert-only queue with River's defaults.
+type Config struct {
+	// Queues maps each queue this process works to its maximum number of concurrent jobs, e.g.
+	// {"recharge-notifications": 5}. Empty means insert-only: Insert and InsertTx work, Start
+	// does not. Queue names are lower case letters, digits, '-' and '_'.
+	Queues map[string]int
+	// PollInterval is how often an idle worker looks for new jobs. Neither driver in use has
+	// LISTEN/NOTIFY, so a job committed by another process waits up to this long. Default 1 s.
+	PollInterval time.Duration
+	// FetchCooldown is the minimum time between two fetches. Default 100 ms, never more than
+	// PollInterval.
+	FetchCooldown time.Duration
+	// MaxAttempts is how many times a job runs before it is discarded, unless the job's args or
+	// InsertOpts say otherwise. Default 25.
+	MaxAttempts int
+	// RetryPolicy decides when a failed job runs again. Default: River's, attempt^4 seconds
+	// with 10 % jitter (1 s, 16 s, 81 s, ...). A worker's own NextRetry method wins over it.
+	RetryPolicy river.ClientRetryPolicy
+	// JobTimeout cancels a job's context after this long. Default 1 minute.
+	JobTimeout time.Duration
+	// Logger receives River's logs, and every failed attempt at Warn (the last at Error).
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Queue is a River client bound to the service's database. It is safe for concurrent use.
+type Queue struct {
+	client  *river.Client[*sql.Tx]
+	working bool
+}
+
+// New builds a Queue on db, which must be the *bun.DB returned by storage.Open (PostgreSQL or
+// SQLite) with Migrate already applied.
+//
+// workers holds the workers this process can run (river.AddWorker). With cfg.Queues empty the
+// Queue is insert-only and workers may be nil; when workers is given anyway, inserting a job
+// kind that has no worker in it is an error, which catches a forgotten registration early.
+func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
+	if db == nil {
+		return nil, errors.New("jobs: nil database")
+	}
+	if len(cfg.Queues) > 0 && workers == nil {
+		return nil, errors.New("jobs: Config.Queues given without workers")
+	}
+	if cfg.PollInterval < 0 || cfg.FetchCooldown < 0 || cfg.MaxAttempts < 0 || cfg.JobTimeout < 0 {
+		return nil, errors.New("jobs: negative PollInterval, FetchCooldown, MaxAttempts or JobTimeout")
+	}
+	poll := cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cooldown := min(cmp.Or(cfg.FetchCooldown, DefaultFetchCooldown), poll)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	rc := &river.Config{
+		ErrorHandler:      errorLogger{logger},
+		FetchCooldown:     cooldown,
+		FetchPollInterval: poll,
+		JobTimeout:        cmp.Or(cfg.JobTimeout, DefaultJobTimeout),
+		Logger:            logger,
+		MaxAttempts:       cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts),
+		RetryPolicy:       cfg.RetryPolicy,
+		Workers:           workers,
+	}
+	if len(cfg.Queues) > 0 {
+		rc.Queues = make(map[string]river.QueueConfig, len(cfg.Queues))
+		for name, n := range cfg.Queues {
+			if n < 1 {
+				return nil, fmt.Errorf("jobs: queue %q needs at least one worker, got %d", name, n)
+			}
+			rc.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	client, err := river.NewClient(driver(db), rc)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	return &Queue{client: client, working: len(cfg.Queues) > 0}, nil
+}
+
+// driver picks River's database/sql driver for the engine behind db. Both take *sql.Tx, which
+// is what lets InsertTx join the caller's bun transaction on either engine.
+func driver(db *bun.DB) riverdriver.Driver[*sql.Tx] {
+	if storage.IsPostgres(db) {
+		return riverdatabasesql.New(db.DB)
+	}
+	return riversqlite.New(db.DB)
+}
+
+// InsertTx enqueues a job inside tx: it becomes visible to workers when tx commits and
+// disappears with it when tx rolls back. Route it to a queue with opts.Queue (or the args'
+// InsertOpts method); opts may be nil.
+//
+// Workers notice it at their next poll (Config.PollInterval), since a commit cannot be
+// announced from here.
+func (q *Queue) InsertTx(ctx context.Context, tx bun.Tx, args river.JobArgs, opts *river.InsertOpts) error {
+	if tx.Tx == nil {
+		return errors.New("jobs: InsertTx outside a transaction")
+	}
+	if _, err := q.client.InsertTx(ctx, tx.Tx, args, opts); err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// Insert enqueues a job in a transaction of its own. Use InsertTx when the job announces a
+// state change, so that neither can exist without the other.
+func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	if _, err := q.client.Insert(ctx, args, opts); err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// Start begins working the configured queues in background goroutines and returns. Only Stop
+// stops them: ctx's values are kept but its cancellation is ignored, so that a signal context
+// passed here cannot cut jobs off before Stop gets its chance to drain them.
+func (q *Queue) Start(ctx context.Context) error {
+	if !q.working {
+		return ErrInsertOnly
+	}
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("jobs: start: %w", err)
+	}
+	return nil
+}
+
+// Stop stops fetching new jobs and waits for running jobs to finish. If ctx ends first, the
+// running jobs' contexts are cancelled and Stop waits a few more seconds for them to return,
+// then returns ctx's error. Stop on a Queue that is not working returns nil.
+func (q *Queue) Stop(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
+	err := q.client.Stop(ctx)
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hardStopGrace)
+	defer cancel()
+	if hardErr := q.client.StopAndCancel(hardCtx); hardErr != nil {
+		return fmt.Errorf("jobs: stop: jobs still running after cancellation: %w", errors.Join(err, hardErr))
+	}
+	return fmt.Errorf("jobs: stop: running jobs cancelled: %w", err)
+}
+
+// Run works the queues until ctx ends, then stops, giving running jobs up to shutdownTimeout
+// to finish. It is the whole body of a worker process (see the package documentation).
+func (q *Queue) Run(ctx context.Context, shutdownTimeout time.Duration) error {
+	if err := q.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	return q.Stop(stopCtx)
+}
+
+// JobsByState lists up to limit jobs (100 when limit <= 0) in state, most recently created
+// first. JobsByState(ctx, rivertype.JobStateDiscarded, 0) shows the jobs that gave up, each
+// with the error of every attempt in its Errors field.
+func (q *Queue) JobsByState(ctx context.Context, state rivertype.JobState, limit int) ([]*rivertype.JobRow, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	params := river.NewJobListParams().
+		States(state).
+		First(limit).
+		OrderBy(river.JobListOrderByID, river.SortOrderDesc)
+	res, err := q.client.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: list %s jobs: %w", state, err)
+	}
+	return res.Jobs, nil
+}
+
+// Client returns the underlying River client, for what this package does not wrap (job
+// cancellation, subscriptions, queue pausing).
+func (q *Queue) Client() *river.Client[*sql.Tx] { return q.client }

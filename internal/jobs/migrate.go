@@ -1,0 +1,55 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// Migrate creates or upgrades River's tables (river_job, river_queue, river_leader,
+// river_migration, ...) in db with River's own migrator for the engine, in the schema that
+// db's search_path selects on PostgreSQL. It is idempotent, and two processes starting at once
+// wait for each other instead of applying the same version twice.
+func Migrate(ctx context.Context, db *bun.DB) error {
+	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
+	m, err := rivermigrate.New(driver(db), cfg)
+	if err != nil {
+		return fmt.Errorf("jobs: migrate: %w", err)
+	}
+	if !storage.IsPostgres(db) {
+		// One BEGIN IMMEDIATE transaction for the whole run: a second process blocks on it
+		// (busy_timeout), then finds every version already recorded. SQLite DDL is
+		// transactional, so a failure leaves nothing half applied.
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			//lint:ignore SA1019 deprecated because some PostgreSQL versions need a transaction of their own; SQLite has none.
+			if _, err := m.MigrateTx(ctx, tx.Tx, rivermigrate.DirectionUp, nil); err != nil {
+				return fmt.Errorf("jobs: migrate: %w", err)
+			}
+			return nil
+		})
+	}
+	// River's migrator reads the applied versions before its per-version transactions, so two
+	// instances could both try version 1. A session advisory lock, keyed by the schema so that
+	// parallel test schemas do not wait for each other, serialises them.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("jobs: migrate lock: %w", err)
+	}
+	defer conn.Close()
+	const key = "hashtext('river_migrate.' || current_schema())"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")"); err != nil {
+		return fmt.Errorf("jobs: migrate lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+key+")")
+	}()
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("jobs: migrate: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+// Package storage opens the services' database with bun and runs their migrations.
+//
+// Two engines are supported with one set of migrations:
+//
+//   - PostgreSQL (production): a DATABASE_URL starting with postgres:// or postgresql://,
+//     opened through pgx's database/sql driver (jackc/pgx/v5/stdlib) with bun's pgdialect.
+//   - SQLite (embedded default): any other value (a path, "sqlite:path" or "file:path"), opened
+//     with the pure-Go driver modernc.org/sqlite and bun's sqlitedialect, so a machine with
+//     nothing installed can run the services.
+//
+// SQLite is always opened with journal_mode(WAL), busy_timeout(10000), foreign_keys(1) and
+// _txlock=immediate: without them concurrent writers get SQLITE_BUSY, and a compare-and-set
+// (UPDATE ... WHERE id = ? AND estado = ?) can end with no winner at all. SQLite has no
+// SELECT ... FOR UPDATE, stores DECIMAL columns with NUMERIC affinity (money arithmetic therefore
+// stays in Go with shopspring/decimal) and compares timestamps as text, so callers always bind
+// time.Time values in UTC and never compare against SQL expressions such as now().
+//
+// Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
+// bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL
+// database. DDL is written once with the tokens of [DDL] ($ID, $JSON, $TIMESTAMP, $DECIMAL)
+// which expand to the right type on each engine.
+//
+// [IsUniqueViolation] recognises a unique-constraint violation on both engines (PostgreSQL
+// SQLSTATE 23505, SQLite extended codes 2067 and 1555).
+//
+// Package storagetest runs one test body against SQLite and, when TEST_DATABASE_URL is set,
+// PostgreSQL (each test in a schema of its own); REQUIRE_POSTGRES=1 turns a missing
+// TEST_DATABASE_URL into a failure.
+package storage

@@ -1,0 +1,136 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// sqlitePragmas are required for correct concurrent writes; see the package documentation.
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+
+// Open opens the database named by databaseURL and checks that it answers.
+//
+// A postgres:// or postgresql:// URL opens PostgreSQL; anything else is taken as a SQLite file
+// path (optionally prefixed with "sqlite:" or "file:", query parameters kept), whose directory is
+// created when missing.
+func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
+	if databaseURL == "" {
+		return nil, errors.New("storage: empty database URL")
+	}
+	var db *bun.DB
+	if IsPostgresURL(databaseURL) {
+		cfg, err := pgconnConfig(databaseURL)
+		if err != nil {
+			return nil, err
+		}
+		sqldb := stdlib.OpenDB(*cfg)
+		sqldb.SetMaxOpenConns(20)
+		sqldb.SetMaxIdleConns(10)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		db = bun.NewDB(sqldb, pgdialect.New())
+	} else {
+		dsn, err := sqliteDSN(databaseURL)
+		if err != nil {
+			return nil, err
+		}
+		sqldb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open sqlite: %w", err)
+		}
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("storage: database does not answer (%s): %w", Redact(databaseURL), err)
+	}
+	return db, nil
+}
+
+// IsPostgresURL reports whether databaseURL names a PostgreSQL server.
+func IsPostgresURL(databaseURL string) bool {
+	return strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://")
+}
+
+// IsPostgres reports whether db runs on PostgreSQL (as opposed to SQLite).
+func IsPostgres(db bun.IDB) bool {
+	return db.Dialect().Name() == dialect.PG
+}
+
+func pgconnConfig(databaseURL string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("storage: invalid PostgreSQL URL (%s): %w", Redact(databaseURL), err)
+	}
+	return cfg, nil
+}
+
+func sqliteDSN(databaseURL string) (string, error) {
+	path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "file:")
+	query := ""
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path, query = path[:i], path[i+1:]
+	}
+	if path == "" {
+		return "", errors.New("storage: empty SQLite path")
+	}
+	if path != ":memory:" {
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return "", fmt.Errorf("storage: create SQLite directory: %w", err)
+			}
+		}
+	}
+	dsn := "file:" + path + "?" + sqlitePragmas
+	if query != "" {
+		dsn += "&" + query
+	}
+	return dsn, nil
+}
+
+// Redact returns databaseURL with any password replaced, for logs and errors.
+func Redact(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.User == nil {
+		if err != nil && IsPostgresURL(databaseURL) {
+			return "postgres://(unparsable)"
+		}
+		return databaseURL
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation on either engine.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		code := liteErr.Code()
+		return code == sqlite3.SQLITE_CONSTRAINT_UNIQUE || code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/platform/integrations/topup"
+)
+
+// transactionJSON is a transaction as the API shows it: every field of the specification's
+// table by its name (id as transaction_id), in the list and in the detail, absent values as
+// null, amount as a JSON number with two decimals. Only the detail adds the audit
+// (carrier_calls, notifications).
+type transactionJSON struct {
+	TransactionID         string           `json:"transaction_id"`
+	ExternalTransactionID *string          `json:"external_transaction_id"`
+	ExternalOperation     *string          `json:"external_operation"`
+	Source                string           `json:"source"`
+	SubscriberID          *string          `json:"subscriber_id"`
+	OfferID               *string          `json:"offer_id"`
+	Quantity              int              `json:"quantity"`
+	Canton                *string          `json:"canton"`
+	Status                string           `json:"status"`
+	InvoiceNumber         *string          `json:"invoice_number"`
+	InvoiceCode           *string          `json:"invoice_code"`
+	NotificationEmail     *string          `json:"notification_email"`
+	SourceXMLHash         *string          `json:"source_xml_hash"`
+	ProductCode           *string          `json:"product_code"`
+	Amount                *json.RawMessage `json:"amount"`
+	RejectionReason       *string          `json:"rejection_reason"`
+	IgnoredReason         *string          `json:"ignored_reason"`
+	RetryCount            int              `json:"retry_count"`
+	CarrierIDRecarga      *string          `json:"carrier_id_recarga"`
+	CarrierIDCodigo       *string          `json:"carrier_id_codigo"`
+	CarrierMessage        *string          `json:"carrier_message"`
+	CarrierSystemMessage  *string          `json:"carrier_system_message"`
+	CarrierResultCode     *string          `json:"carrier_result_code"`
+	CarrierDiagnostic     *string          `json:"carrier_diagnostic"`
+	RequestedByUserID     *string          `json:"requested_by_user_id"`
+	RequestedByUsername   *string          `json:"requested_by_username"`
+	RequestedByEmail      *string          `json:"requested_by_email"`
+	Incident              bool             `json:"incident"`
+	IncidentNote          *string          `json:"incident_note"`
+	LastReconciledAt      *time.Time       `json:"last_reconciled_at"`
+	CreatedAt             time.Time        `json:"created_at"`
+	UpdatedAt             time.Time        `json:"updated_at"`
+
+	RawRequestXML  *string          `json:"raw_request_xml"`
+	RawResponseXML *string          `json:"raw_response_xml"`
+	SourcePayload  *json.RawMessage `json:"source_payload"`
+
+	// Detail only.
+	CarrierCalls  *[]carrierCallJSON  `json:"carrier_calls,omitempty"`
+	Notifications *[]notificationJSON `json:"notifications,omitempty"`
+}
+
+type carrierCallJSON struct {
+	Function    string    `json:"function"`
+	Outcome     string    `json:"outcome"`
+	RequestXML  *string   `json:"request_xml"`
+	ResponseXML *string   `json:"response_xml"`
+	Diagnostic  *string   `json:"diagnostic"`
+	DurationMS  int64     `json:"duration_ms"`
+	At          time.Time `json:"at"`
+}
+
+type notificationJSON struct {
+	Kind       string    `json:"kind"`
+	State      string    `json:"state"`
+	Attempt    int       `json:"attempt"`
+	Recipients []string  `json:"recipients"`
+	At         time.Time `json:"at"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toJSON(t *topup.Transaction, detail bool) transactionJSON {
+	out := transactionJSON{
+		TransactionID:         t.ID.String(),
+		ExternalTransactionID: nullable(t.ExternalTransactionID),
+		ExternalOperation:     nullable(string(t.ExternalOperation)),
+		Source:                string(t.Source),
+		SubscriberID:          nullable(t.SubscriberID),
+		OfferID:               nullable(t.OfferID),
+		Quantity:              t.Quantity,
+		Canton:                nullable(t.Canton),
+		Status:                string(t.Status),
+		InvoiceNumber:         nullable(t.InvoiceNumber),
+		InvoiceCode:           nullable(t.InvoiceCode),
+		NotificationEmail:     nullable(t.NotificationEmail),
+		SourceXMLHash:         nullable(t.SourceXMLHash),
+		ProductCode:           nullable(t.ProductCode),
+		RejectionReason:       nullable(t.RejectionReason),
+		IgnoredReason:         nullable(t.IgnoredReason),
+		RetryCount:            t.RetryCount,
+		CarrierIDRecarga:      nullable(t.CarrierIDRecarga),
+		CarrierIDCodigo:       nullable(t.CarrierIDCodigo),
+		CarrierMessage:        nullable(t.CarrierMessage),
+		CarrierSystemMessage:  nullable(t.CarrierSystemMessage),
+		CarrierResultCode:     nullable(t.CarrierResultCode),
+		CarrierDiagnostic:     nullable(t.CarrierDiagnostic),
+		RequestedByUserID:     nullable(t.RequestedByUserID),
+		RequestedByUsername:   nullable(t.RequestedByUsername),
+		RequestedByEmail:      nullable(t.RequestedByEmail),
+		Incident:              t.Incident,
+		IncidentNote:          nullable(t.IncidentNote),
+		CreatedAt:             t.CreatedAt.UTC(),
+		UpdatedAt:             t.UpdatedAt.UTC(),
+	}
+	if t.Amount.Valid {
+		raw := json.RawMessage(t.Amount.Decimal.StringFixed(2))
+		out.Amount = &raw
+	}
+	if !t.LastReconciledAt.IsZero() {
+		at := t.LastReconciledAt.Time.UTC()
+		out.LastReconciledAt = &at
+	}
+	out.RawRequestXML = nullable(t.RawRequestXML)
+	out.RawResponseXML = nullable(t.RawResponseXML)
+	if t.SourcePayload != "" {
+		raw := json.RawMessage(t.SourcePayload)
+		if !json.Valid(raw) {
+			b, _ := json.Marshal(t.SourcePayload)
+			raw = b
+		}
+		out.SourcePayload = &raw
+	}
+	if detail {
+		out.CarrierCalls = &[]carrierCallJSON{}
+		out.Notifications = &[]notificationJSON{}
+	}
+	return out
+}

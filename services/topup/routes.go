@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/auth"
+	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/topup"
+)
+
+// Prefix of every endpoint of the specification.
+const Prefix = "/api/v1/recargas"
+
+// Permissions of the user token.
+const (
+	PermCreate    = "create_recargas"
+	PermView      = "view_recargas"
+	PermUnlimited = "unlimited_recargas"
+)
+
+// routes mounts the endpoints. Authentication per route:
+//
+//	POST /recharge                  Bearer + create_recargas + X-Action-Token
+//	POST /webhook/invoice-recharge  x-service-key
+//	POST /webhook/invoice-ignored   x-service-key
+//	POST /query-recharge            Bearer + view_recargas (confirm_charge also needs create_recargas)
+//	GET  /transactions              Bearer + view_recargas
+//	GET  /transactions/:id          Bearer + view_recargas
+//	GET  /inventory                 Bearer + view_recargas (the specification leaves it open)
+func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens) {
+	api := app.Group(Prefix)
+	bearer := auth.Require(authn, auth.Bearer)
+	serviceKey := auth.Require(authn, auth.ServiceKeyHeader)
+	view := auth.RequirePermission(PermView)
+
+	api.Post("/recharge", bearer, auth.RequirePermission(PermCreate), auth.RequireActionToken(actionTokens), h.recharge)
+	api.Post("/webhook/invoice-recharge", serviceKey, h.webhook)
+	api.Post("/webhook/invoice-ignored", serviceKey, h.ignored)
+	api.Post("/query-recharge", bearer, view, h.queryRecharge)
+	api.Get("/transactions", bearer, view, h.list)
+	api.Get("/transactions/:id", bearer, view, h.get)
+	api.Get("/inventory", bearer, view, h.inventory)
+}
+
+type handlers struct {
+	svc *topup.Service
+}
+
+// rechargeBody is POST /recharge; the rules are the domain's (topup.ManualRequest).
+type rechargeBody struct {
+	SubscriberID      string `json:"subscriber_id"`
+	OfferID           string `json:"offer_id"`
+	Quantity          int    `json:"quantity"`
+	ExternalOperation string `json:"external_operation"`
+	Canton            string `json:"canton"`
+}
+
+// rechargeAnswer is the specification's success and logical-rejection response, with the
+// HTTP status and the status field decided in DESIGN.md (201 success; 422 failed, 502
+// unavailable, 504 timeout, status naming the record's status).
+type rechargeAnswer struct {
+	Success               bool    `json:"success"`
+	TransactionID         string  `json:"transaction_id"`
+	ExternalTransactionID string  `json:"external_transaction_id"`
+	Status                string  `json:"status"`
+	CarrierIDRecarga      *string `json:"carrier_id_recarga,omitempty"`
+	CarrierIDCodigo       *string `json:"carrier_id_codigo,omitempty"`
+	Error                 string  `json:"error,omitempty"`
+	Message               string  `json:"message"`
+}
+
+func (h *handlers) recharge(c *fiber.Ctx) error {
+	p := auth.PrincipalFrom(c)
+	tok, ok := auth.ActionTokenFrom(c)
+	if p == nil || p.Claims == nil || !ok {
+		return topup.ErrActionTokenInvalid
+	}
+	var b rechargeBody
+	if err := httpx.Bind(c, &b); err != nil {
+		return err
+	}
+	// subscriber_id and canton are checked exactly as sent: the specification's patterns
+	// (^593[89]\d{8}$, 4 digits) leave no room for blanks.
+	rec, err := h.svc.Recharge(c.UserContext(), topup.ManualRequest{
+		Operator: topup.Operator{
+			UserID:    p.Claims.Subject,
+			Username:  p.Claims.Username,
+			Email:     p.Claims.Email,
+			Unlimited: p.Claims.HasPermission(PermUnlimited),
+		},
+		ActionToken:       topup.ActionToken{ID: tok.ID, Subject: tok.Subject, ExpiresAt: tok.ExpiresAt},
+		SubscriberID:      b.SubscriberID,
+		OfferID:           strings.TrimSpace(b.OfferID),
+		Quantity:          b.Quantity,
+		ExternalOperation: topup.Operation(b.ExternalOperation),
+		Canton:            b.Canton,
+	})
+	var ce *topup.CarrierError
+	switch {
+	case err == nil:
+		return c.Status(http.StatusCreated).JSON(rechargeAnswer{
+			Success:               true,
+			TransactionID:         rec.ID.String(),
+			ExternalTransactionID: rec.ExternalTransactionID,
+			Status:                string(rec.Status),
+			CarrierIDRecarga:      &rec.CarrierIDRecarga,
+			CarrierIDCodigo:       &rec.CarrierIDCodigo,
+			Message:               cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "top-up applied"),
+		})
+	case errors.As(err, &ce) && ce.Transaction != nil:
+		t := ce.Transaction
+		a := rechargeAnswer{
+			TransactionID:         t.ID.String(),
+			ExternalTransactionID: t.ExternalTransactionID,
+			Status:                string(t.Status),
+			Error:                 carrierErrorText(ce.Err),
+			Message:               "ERROR",
+		}
+		if t.CarrierIDCodigo != "" {
+			a.CarrierIDCodigo = &t.CarrierIDCodigo
+		}
+		return c.Status(statusOf(err)).JSON(a)
+	case errors.Is(err, topup.ErrThrottled):
+		var te *topup.ThrottleError
+		if errors.As(err, &te) {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(te.Seconds()))
+		}
+	}
+	return err
+}
+
+// carrierErrorText is the readable cause of a carrier failure for the answer's error field.
+func carrierErrorText(err error) string {
+	var (
+		be *carrier.Error
+		fe *carrier.FaultError
+	)
+	switch {
+	case errors.As(err, &be):
+		return cmp.Or(be.Message, be.SystemMessage, "the carrier refused the top-up (ID_CODIGO "+be.Code+")")
+	case errors.Is(err, carrier.ErrIPNotAuthorized):
+		return "the carrier does not authorize this service's outgoing IP address (fault 350)"
+	case errors.As(err, &fe):
+		return "SOAP fault " + fe.Code + ": " + fe.String
+	case carrier.IsTimeout(err):
+		return "the carrier did not answer within the timeout; the top-up will be reconciled"
+	}
+	return "the carrier could not be reached; the top-up will be reconciled"
+}
+
+// webhookBody is POST /webhook/invoice-recharge. Amount takes a JSON number or a numeric
+// string (see webhookAmount).
+type webhookBody struct {
+	InvoiceNumber     string          `json:"invoice_number"`
+	InvoiceCode       string          `json:"invoice_code"`
+	ProductCode       string          `json:"product_code"`
+	SubscriberID      string          `json:"subscriber_id"`
+	Amount            json.RawMessage `json:"amount"`
+	NotificationEmail string          `json:"notification_email"`
+	SourceXMLHash     string          `json:"source_xml_hash"`
+	Canton            string          `json:"canton"`
+}
+
+// maxAmountText bounds the text of a webhook amount before it is parsed: a megabyte of digits
+// is no amount, and turning it into a decimal takes seconds of CPU.
+const maxAmountText = 40
+
+// webhookAmount decodes amount: nil when absent or null (the domain says it is required), a
+// 400 when it is not a number or a numeric string of at most maxAmountText characters.
+func webhookAmount(raw json.RawMessage) (*decimal.Decimal, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var d decimal.Decimal
+	if len(raw) > maxAmountText || d.UnmarshalJSON(raw) != nil {
+		return nil, httpx.ValidationError("amount must be a number (at most " + strconv.Itoa(maxAmountText) + " characters)")
+	}
+	return &d, nil
+}
+
+// webhookAnswer is the specification's 201 and rejection response.
+type webhookAnswer struct {
+	Success               bool    `json:"success"`
+	TransactionID         string  `json:"transaction_id"`
+	ExternalTransactionID string  `json:"external_transaction_id,omitempty"`
+	Source                string  `json:"source"`
+	InvoiceNumber         *string `json:"invoice_number"`
+	Status                string  `json:"status"`
+	CarrierIDRecarga      string  `json:"carrier_id_recarga,omitempty"`
+	Error                 string  `json:"error,omitempty"`
+	// Message is a rejection's reason in words (error is its code).
+	Message string `json:"message,omitempty"`
+}
+
+func (h *handlers) webhook(c *fiber.Ctx) error {
+	var b webhookBody
+	if err := httpx.Bind(c, &b); err != nil {
+		return err
+	}
+	amount, err := webhookAmount(b.Amount)
+	if err != nil {
+		return err
+	}
+	rec, err := h.svc.Webhook(c.UserContext(), topup.WebhookRequest{
+		InvoiceNumber:     b.InvoiceNumber,
+		InvoiceCode:       b.InvoiceCode,
+		ProductCode:       b.ProductCode,
+		SubscriberID:      b.SubscriberID,
+		Amount:            amount,
+		NotificationEmail: strings.TrimSpace(b.NotificationEmail),
+		SourceXMLHash:     b.SourceXMLHash,
+		Canton:            b.Canton,
+		Payload:           c.Body(),
+	})
+	var re *topup.RejectedError
+	switch {
+	case err == nil:
+		a := webhookAnswer{
+			Success:               rec.Status == topup.StatusSuccess,
+			TransactionID:         rec.ID.String(),
+			ExternalTransactionID: rec.ExternalTransactionID,
+			Source:                string(rec.Source),
+			InvoiceNumber:         nullable(rec.InvoiceNumber),
+			Status:                string(rec.Status),
+			CarrierIDRecarga:      rec.CarrierIDRecarga,
+		}
+		switch rec.Status {
+		case topup.StatusSuccess:
+		case topup.StatusUnavailable:
+			// The diagnostic (transport text, SPR address) stays in the record for operators.
+			a.CarrierIDRecarga = ""
+			a.Error = "the carrier could not be reached or did not answer; the top-up will be reconciled"
+		default:
+			a.CarrierIDRecarga = ""
+			a.Error = cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "the carrier refused the top-up")
+		}
+		return c.Status(http.StatusCreated).JSON(a)
+	case errors.As(err, &re):
+		t := re.Transaction
+		return c.Status(statusOf(err)).JSON(webhookAnswer{
+			TransactionID: t.ID.String(),
+			Source:        string(t.Source),
+			InvoiceNumber: nullable(t.InvoiceNumber),
+			Status:        string(t.Status),
+			Error:         t.RejectionReason,
+			Message:       re.Detail,
+		})
+	}
+	return err
+}
+
+// ignoredBody is POST /webhook/invoice-ignored: the workflow tool reports an e-mail it could
+// not process. Only reason is required; payload is whatever the tool wants kept.
+type ignoredBody struct {
+	Reason            string          `json:"reason"`
+	InvoiceNumber     string          `json:"invoice_number"`
+	InvoiceCode       string          `json:"invoice_code"`
+	ProductCode       string          `json:"product_code"`
+	SubscriberID      string          `json:"subscriber_id"`
+	NotificationEmail string          `json:"notification_email"`
+	SourceXMLHash     string          `json:"source_xml_hash"`
+	Payload           json.RawMessage `json:"payload"`
+}
+
+func (h *handlers) ignored(c *fiber.Ctx) error {
+	var b ignoredBody
+	if err := httpx.Bind(c, &b); err != nil {
+		return err
+	}
+	rec, err := h.svc.Ignore(c.UserContext(), topup.IgnoredRequest{
+		Reason:            b.Reason,
+		InvoiceNumber:     b.InvoiceNumber,
+		InvoiceCode:       b.InvoiceCode,
+		ProductCode:       b.ProductCode,
+		SubscriberID:      strings.TrimSpace(b.SubscriberID),
+		NotificationEmail: strings.TrimSpace(b.NotificationEmail),
+		SourceXMLHash:     strings.TrimSpace(b.SourceXMLHash),
+		Payload:           c.Body(),
+	})
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(fiber.Map{
+		"success":        true,
+		"transaction_id": rec.ID.String(),
+		"source":         rec.Source,
+		"invoice_number": nullable(rec.InvoiceNumber),
+		"status":         rec.Status,
+		"reason":         rec.IgnoredReason,
+	})
+}
+
+// queryBody is POST /query-recharge.
+type queryBody struct {
+	ExternalTransactionID string `json:"external_transaction_id"`
+	OfferID               string `json:"offer_id"`
+	// ConfirmCharge is the business confirming the charge of a failed transaction that the
+	// carrier reports SUCCESS; it needs create_recargas besides view_recargas.
+	ConfirmCharge bool `json:"confirm_charge"`
+}
+
+func (h *handlers) queryRecharge(c *fiber.Ctx) error {
+	var b queryBody
+	if err := httpx.Bind(c, &b); err != nil {
+		return err
+	}
+	if b.ConfirmCharge && !auth.PrincipalFrom(c).HasPermission(PermCreate) {
+		return httpx.WrapError(http.StatusForbidden, "Missing permission: "+PermCreate+" (confirm_charge)", auth.ErrForbidden)
+	}
+	res, err := h.svc.QueryRecharge(c.UserContext(), topup.QueryRequest{
+		ExternalTransactionID: strings.TrimSpace(b.ExternalTransactionID),
+		OfferID:               strings.TrimSpace(b.OfferID),
+		ChargeConfirmed:       b.ConfirmCharge,
+	})
+	if err != nil {
+		return err
+	}
+	r := res.Remote
+	out := fiber.Map{
+		"success":                 res.RemoteSuccess,
+		"external_transaction_id": strings.TrimSpace(b.ExternalTransactionID),
+		"status":                  r.Status,
+		"message":                 cmp.Or(r.Mensaje, r.SystemMessage),
+		"result_code":             resultCode(r.IDCodigo),
+		"carrier_id_recarga":      nullable(r.IDRecarga),
+		"system_message":          nullable(r.SystemMessage),
+		"transaction":             nil,
+	}
+	if t := res.Transaction; t != nil {
+		out["transaction"] = fiber.Map{
+			"transaction_id":  t.ID.String(),
+			"previous_status": res.PreviousStatus,
+			"status":          t.Status,
+			"changed":         res.Changed,
+			"incident":        t.Incident,
+			"note":            nullable(res.Note),
+		}
+	}
+	return c.JSON(out)
+}
+
+// resultCode is ID_CODIGO as the number the specification's result_code is; null when the
+// carrier sent something that is not one.
+func resultCode(code string) *int {
+	n, err := strconv.Atoi(strings.TrimSpace(code))
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func (h *handlers) list(c *fiber.Ctx) error {
+	f, err := listFilter(c)
+	if err != nil {
+		return err
+	}
+	f = f.Normalize()
+	rows, total, err := h.svc.List(c.UserContext(), f)
+	if err != nil {
+		return err
+	}
+	data := make([]transactionJSON, len(rows))
+	for i := range rows {
+		data[i] = toJSON(&rows[i], false)
+	}
+	return c.JSON(fiber.Map{
+		"data": data,
+		"meta": fiber.Map{
+			"total":       total,
+			"page":        f.Page,
+			"per_page":    f.PerPage,
+			"total_pages": (total + f.PerPage - 1) / f.PerPage,
+		},
+	})
+}
+
+// listFilter reads page, per_page, subscriber_id, status and source. page and per_page must be
+// integers; per_page is then clamped to 1..100 and page to >= 1.
+func listFilter(c *fiber.Ctx) (topup.Filter, error) {
+	var f topup.Filter
+	var problems []string
+	intParam := func(name string, dst *int) {
+		v := strings.TrimSpace(c.Query(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			problems = append(problems, name+" must be an integer")
+			return
+		}
+		*dst = n
+	}
+	intParam("page", &f.Page)
+	intParam("per_page", &f.PerPage)
+	if c.Query("per_page") != "" && f.PerPage < 1 {
+		f.PerPage = 1
+	}
+	f.SubscriberID = strings.TrimSpace(c.Query("subscriber_id"))
+	if s := strings.TrimSpace(c.Query("status")); s != "" {
+		if !topup.Status(s).Valid() {
+			problems = append(problems, "status must be one of: pending, success, failed, unavailable, rejected, ignored, error")
+		}
+		f.Status = topup.Status(s)
+	}
+	if s := strings.TrimSpace(c.Query("source")); s != "" {
+		if !topup.Source(s).Valid() {
+			problems = append(problems, "source must be one of: dashboard, workflow-webhook, workflow-ignored")
+		}
+		f.Source = topup.Source(s)
+	}
+	if len(problems) > 0 {
+		return f, httpx.ValidationError(problems...)
+	}
+	return f, nil
+}
+
+func (h *handlers) get(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return topup.ErrNotFound // not a UUID: no such transaction
+	}
+	ctx := c.UserContext()
+	t, err := h.svc.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	calls, err := h.svc.CarrierCalls(ctx, id)
+	if err != nil {
+		return err
+	}
+	notes, err := h.svc.Notifications(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := toJSON(t, true)
+	for _, cc := range calls {
+		*out.CarrierCalls = append(*out.CarrierCalls, carrierCallJSON{
+			Function: cc.Function, Outcome: cc.Outcome, RequestXML: nullable(cc.RequestXML), ResponseXML: nullable(cc.ResponseXML),
+			Diagnostic: nullable(cc.Diagnostic), DurationMS: cc.DurationMS, At: cc.CreatedAt,
+		})
+	}
+	for _, n := range notes {
+		*out.Notifications = append(*out.Notifications, notificationJSON{Kind: n.Kind, State: n.State, Attempt: n.Attempt, Recipients: n.Recipients, At: n.OccurredAt})
+	}
+	return c.JSON(out)
+}
+
+func (h *handlers) inventory(c *fiber.Ctx) error {
+	inv, err := h.svc.Inventory(c.UserContext())
+	if err != nil {
+		return err
+	}
+	items := make([]fiber.Map, len(inv.Items))
+	for i, it := range inv.Items {
+		items[i] = fiber.Map{"offer_id": it.OfferID, "description": it.Description, "available": it.Available}
+	}
+	return c.JSON(fiber.Map{
+		"success": true,
+		"status":  inv.Status,
+		"message": cmp.Or(inv.Mensaje, inv.SystemMessage),
+		"data":    items,
+	})
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/auth"
+	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/jobs"
+	"github.com/platform/integrations/internal/metrics"
+	"github.com/platform/integrations/internal/storage"
+	"github.com/platform/integrations/topup"
+)
+
+// serviceName labels logs and metrics.
+const serviceName = "topup"
+
+// notificationWorkers is how many notification jobs one process sends at once when it works
+// the queue.
+const notificationWorkers = 5
+
+// options are what main (or a test) hands to newServer beyond the configuration.
+type options struct {
+	Config   *config.Topup
+	Settings settings
+	Logger   *slog.Logger
+	// Sender, when set, makes this process work the recharge-notifications queue with it (the
+	// e-mail sender of the notifications issue registers here). Nil: the process only inserts
+	// the jobs, and a worker process (or a later release of this one) sends them.
+	Sender topup.Sender
+	// ServiceOptions are passed to topup.NewService (tests: a clock).
+	ServiceOptions []topup.Option
+}
+
+// server is one running instance of the top-up service.
+type server struct {
+	cfg      *config.Topup
+	log      *slog.Logger
+	db       *bun.DB
+	queue    *jobs.Queue
+	service  *topup.Service
+	app      *fiber.App
+	fake     *carriertest.Fake // the in-process SPR in mock mode, nil otherwise
+	reconcil bool
+	working  bool
+}
+
+// newServer opens the database, applies the migrations, builds the carrier client (the
+// in-process fake in mock mode), the job queue, the domain service and the Fiber app.
+func newServer(ctx context.Context, o options) (_ *server, err error) {
+	cfg := o.Config
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = db.Close()
+		}
+	}()
+	if !storage.IsPostgres(db) {
+		// SQLite runs one writer at a time; with several pooled connections, waiting writers
+		// sleep in SQLite's busy handler (up to 100 ms a round), which is what made the p99 of
+		// concurrent webhooks near a second. One connection queues them in Go instead, as
+		// River's SQLite driver recommends. No code path uses the pool while holding a
+		// transaction (that would wait forever here).
+		db.SetMaxOpenConns(1)
+	}
+	if err := migrate(ctx, db); err != nil {
+		return nil, err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	spr, fake, err := newCarrier(cfg, reg, log)
+	if err != nil {
+		return nil, err
+	}
+
+	var workers *river.Workers
+	jcfg := jobs.Config{Logger: log}
+	if o.Sender != nil {
+		workers = river.NewWorkers()
+		if err := topup.AddNotificationWorkers(workers, o.Sender); err != nil {
+			return nil, err
+		}
+		jcfg.Queues = map[string]int{topup.NotificationQueue: notificationWorkers}
+	}
+	queue, err := jobs.New(db, workers, jcfg)
+	if err != nil {
+		return nil, err
+	}
+
+	svcOpts := append([]topup.Option{topup.WithLogger(log)}, o.ServiceOptions...)
+	svc, err := topup.NewService(topup.NewStore(db), spr, queue, topup.Config{
+		DailyLimit:      cfg.Recargas.DailyLimit,
+		DefaultCanton:   cfg.Recargas.DefaultCanton,
+		OperationsEmail: cfg.OperationsEmail,
+		Products:        o.Settings.Products,
+		Reconcile:       o.Settings.Reconcile,
+	}, svcOpts...)
+	if err != nil {
+		return nil, err
+	}
+
+	verifier, err := auth.NewVerifier(ctx, cfg.JWTJWKSURL, []byte(cfg.JWTSecret.Reveal()))
+	if err != nil {
+		return nil, err
+	}
+	actionTokens, err := auth.NewActionTokens([]byte(cfg.ActionTokenSecret.Reveal()))
+	if err != nil {
+		return nil, err
+	}
+	authn := auth.NewAuthenticator(verifier, auth.WithHeaderKey(cfg.ServiceKey.Reveal()))
+
+	app := httpx.New(httpx.Config{
+		Service:     serviceName,
+		Logger:      log,
+		BodyLimit:   cfg.BodyLimit,
+		Health:      db,
+		ErrorMapper: mapError,
+		Registry:    reg,
+	})
+	routes(app, &handlers{svc: svc}, authn, actionTokens)
+
+	return &server{
+		cfg: cfg, log: log, db: db, queue: queue, service: svc, app: app, fake: fake,
+		reconcil: !o.Settings.ReconcileDisabled, working: o.Sender != nil,
+	}, nil
+}
+
+// migrate applies the top-up schema and River's tables.
+func migrate(ctx context.Context, db *bun.DB) error {
+	if _, err := topup.Migrate(ctx, db); err != nil {
+		return err
+	}
+	return jobs.Migrate(ctx, db)
+}
+
+// newCarrier builds the SPR client: against CARRIER_SPR_URL, or in mock mode against an
+// in-process carriertest fake (no network; the magic subscribers answer their outcomes). Both
+// go through the metrics RoundTripper.
+func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) (*carrier.Client, *carriertest.Fake, error) {
+	c := cfg.Carrier
+	ccfg := carrier.Config{
+		URL:       c.SPRURL,
+		User:      c.User,
+		Password:  c.Password.Reveal(),
+		CompanyID: c.CompanyID,
+		Timeout:   c.Timeout,
+	}
+	if c.OAuthEnabled() {
+		ccfg.OAuth2 = &carrier.OAuth2Config{TokenURL: c.OAuthTokenURL, ClientID: c.OAuthClientID, ClientSecret: c.OAuthClientSecret.Reveal()}
+	}
+	op := metrics.OperationFrom(carrier.OperationFromContext)
+	if c.MockMode {
+		var fopts []carriertest.Option
+		if ccfg.User != "" || ccfg.Password != "" || ccfg.CompanyID != "" {
+			fopts = append(fopts, carriertest.WithCredentials(ccfg.User, ccfg.Password, ccfg.CompanyID))
+		}
+		if ccfg.OAuth2 != nil {
+			ccfg.OAuth2.TokenURL = "http://carrier-spr.mock" + carriertest.TokenPath
+			fopts = append(fopts, carriertest.WithOAuth2(ccfg.OAuth2.ClientID, ccfg.OAuth2.ClientSecret, time.Hour))
+		}
+		ccfg.URL = carriertest.MockURL
+		fake := carriertest.NewFake(fopts...)
+		hc := &http.Client{Transport: metrics.Transport(fake.Transport(), "carrier", op, reg)}
+		client, err := carrier.New(ccfg, carrier.WithHTTPClient(hc), carrier.WithLogger(log))
+		if err != nil {
+			fake.Close()
+			return nil, nil, err
+		}
+		return client, fake, nil
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	hc := &http.Client{
+		Transport: metrics.Transport(tr, "carrier", op, reg),
+		// A redirected money-moving POST is a misconfiguration to surface, not to follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	client, err := carrier.New(ccfg, carrier.WithHTTPClient(hc), carrier.WithLogger(log))
+	return client, nil, err
+}
+
+// serve answers HTTP on ln and runs the reconciler (and the notification workers, when this
+// process has a sender) until ctx ends or SIGTERM/SIGINT, then stops them and the server
+// gracefully, letting in-flight requests finish.
+func (s *server) serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if s.reconcil {
+		wg.Go(func() { s.service.Run(ctx) })
+	}
+	if s.working {
+		if err := s.queue.Start(ctx); err != nil {
+			return err
+		}
+	}
+	err := httpx.ServeListener(ctx, s.app, ln, grace)
+	cancel()
+	wg.Wait()
+	if s.working {
+		stopCtx, stop := context.WithTimeout(context.Background(), grace)
+		defer stop()
+		err = errors.Join(err, s.queue.Stop(stopCtx))
+	}
+	return err
+}
+
+func (s *server) close() {
+	if s.fake != nil {
+		s.fake.Close()
+	}
+	_ = s.db.Close()
+}
+
+// logStart says how the instance runs, development fakes first.
+func (s *server) logStart(addr string, st settings) {
+	s.log.Info("top-up service starting", "addr", addr, "config", s.cfg, "settings", st.String())
+	for _, f := range s.cfg.Fakes() {
+		switch f {
+		case config.UpstreamCarrier:
+			s.log.Warn("CARRIER_MOCK_MODE: the carrier SPR is the built-in fake (carriertest), no network; magic subscribers 593990000001 failed, 593990000002 fault 350, 593990000003 timeout, 593990000004 late success")
+		case config.UpstreamSMTP:
+			s.log.Warn("development: notifications are queued on " + topup.NotificationQueue + "; no SMTP server is configured")
+		default:
+			s.log.Warn("development: upstream runs against a built-in fake", "upstream", f)
+		}
+	}
+	if !s.working {
+		s.log.Info("notifications are inserted on " + topup.NotificationQueue + "; this process does not send them")
+	}
+}
+
+func newLogger(cfg *config.Topup) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.Production() {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/storage/storagetest"
+)
+
+const (
+	webhookPath = "/api/v1/recargas/webhook/invoice-recharge"
+	ignoredPath = "/api/v1/recargas/webhook/invoice-ignored"
+)
+
+func TestWebhook(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+
+		processed := []struct {
+			name, product, subscriber, status string
+			amount                            any
+			offer, operation                  string
+		}{
+			{"success", "RECCARRIER10", "593981234567", "success", 10, "151", "RECARGA_PINES"},
+			{"success with the amount as a string", "RECCARRIERDATOS5", "593991234567", "success", "5.00", "150", "RECARGA_DATOS"},
+			{"amount 0.01 off is accepted", "RECCARRIER3", "593991234567", "success", 3.01, "31", "RECARGA_PINES"},
+			{"carrier business error", "RECCARRIER5", carriertest.SubscriberNoBalance, "failed", 5, "30", "RECARGA_PINES"},
+			{"carrier fault", "RECCARRIER5", carriertest.SubscriberIPNotAuthorized, "unavailable", 5, "30", "RECARGA_PINES"},
+			{"carrier timeout", "RECCARRIER5", carriertest.SubscriberTimeout, "unavailable", 5, "30", "RECARGA_PINES"},
+		}
+		for _, c := range processed {
+			t.Run(c.name, func(t *testing.T) {
+				body := invoice(c.product, c.amount, c.subscriber)
+				a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
+				if a.str("status") != c.status || a.str("source") != "workflow-webhook" || a.str("invoice_number") != body["invoice_number"] ||
+					a.body["success"] != (c.status == "success") || (c.status == "success") != (a.str("carrier_id_recarga") != "") {
+					t.Fatalf("body %s", a.raw)
+				}
+				if c.status != "success" && (a.str("error") == "" || strings.Contains(a.str("error"), "://")) {
+					t.Fatalf("error of a %s outcome %q: want a reason without upstream addresses", c.status, a.str("error"))
+				}
+				rec := s.transaction(t, a.str("transaction_id"))
+				if rec["offer_id"] != c.offer || rec["external_operation"] != c.operation || rec["quantity"] != float64(1) ||
+					rec["canton"] != "1701" || rec["source_xml_hash"] != body["source_xml_hash"] || rec["product_code"] != c.product ||
+					rec["notification_email"] != "branch@example.com" || rec["invoice_code"] != body["invoice_code"] {
+					t.Fatalf("record %v", rec)
+				}
+				payload, _ := rec["source_payload"].(map[string]any)
+				if payload["invoice_number"] != body["invoice_number"] {
+					t.Fatalf("source_payload = %v", rec["source_payload"])
+				}
+			})
+		}
+
+		t.Run("any token as the hash", func(t *testing.T) {
+			body := invoice("RECCARRIER3", 3, "593991234567")
+			body["source_xml_hash"] = "factura-001-001-" + body["invoice_code"].(string)
+			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
+			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
+			body["source_xml_hash"] = strings.ToUpper(body["source_xml_hash"].(string))
+			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated) // not hex: compared as is
+		})
+
+		t.Run("canton given", func(t *testing.T) {
+			body := invoice("RECCARRIER3", 3, "593991234567")
+			body["canton"] = "0901"
+			a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
+			if rec := s.transaction(t, a.str("transaction_id")); rec["canton"] != "0901" {
+				t.Fatalf("canton = %v", rec["canton"])
+			}
+		})
+
+		rejected := []struct {
+			name, product string
+			amount        any
+			reason        string
+		}{
+			{"no mapping", "RECCARRIER7", 7, "PRODUCT_NOT_MAPPED"},
+			{"amount mismatch", "RECCARRIER3", 3.02, "AMOUNT_MISMATCH"},
+			{"amount of another product", "RECCARRIER10", 5, "AMOUNT_MISMATCH"},
+		}
+		for _, c := range rejected {
+			t.Run(c.name, func(t *testing.T) {
+				calls := s.spr.Calls(carrier.FunctionTopup)
+				body := invoice(c.product, c.amount, "593991234567")
+				a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusUnprocessableEntity)
+				if a.body["success"] != false || a.str("status") != "rejected" || a.str("source") != "workflow-webhook" ||
+					a.str("invoice_number") != body["invoice_number"] || a.str("error") != c.reason || a.str("transaction_id") == "" ||
+					!strings.HasPrefix(a.str("message"), c.reason+": ") {
+					t.Fatalf("body %s", a.raw)
+				}
+				if s.spr.Calls(carrier.FunctionTopup) != calls {
+					t.Fatal("a rejected invoice reached the carrier")
+				}
+				rec := s.transaction(t, a.str("transaction_id"))
+				notes := rec["notifications"].([]any)
+				if rec["status"] != "rejected" || rec["rejection_reason"] != c.reason ||
+					len(notes) != 1 || notes[0].(map[string]any)["kind"] != "recharge-invalid-invoice" {
+					t.Fatalf("record %v", rec)
+				}
+				// The rejected invoice keeps its hash: sending it again is a duplicate.
+				s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
+			})
+		}
+
+		t.Run("duplicate", func(t *testing.T) {
+			body := invoice("RECCARRIER5", 5, "593991234567")
+			first := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
+			calls := s.spr.Calls(carrier.FunctionTopup)
+			body["source_xml_hash"] = strings.ToUpper(body["source_xml_hash"].(string))
+			a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
+			if a.str("status") != "error" || !strings.Contains(a.raw, first.str("transaction_id")) {
+				t.Fatalf("body %s", a.raw)
+			}
+			if s.spr.Calls(carrier.FunctionTopup) != calls {
+				t.Fatal("a duplicate reached the carrier")
+			}
+			list := s.do("GET", "/api/v1/recargas/transactions?status=rejected&per_page=100", nil, bearer(newUser("v", PermView).token(t))).expect(t, http.StatusOK)
+			found := false
+			for _, r := range list.body["data"].([]any) {
+				m := r.(map[string]any)
+				found = found || (m["invoice_number"] == body["invoice_number"] && strings.HasPrefix(m["rejection_reason"].(string), "DUPLICATE_SOURCE_XML_HASH"))
+			}
+			if !found {
+				t.Fatal("the repeated delivery is not recorded rejected")
+			}
+		})
+
+		invalid := []struct {
+			name   string
+			mutate func(map[string]any)
+			field  string
+		}{
+			{"no invoice_number", func(b map[string]any) { delete(b, "invoice_number") }, "invoice_number"},
+			{"product not RECCARRIER", func(b map[string]any) { b["product_code"] = "PIN5" }, "product_code"},
+			{"subscriber pattern", func(b map[string]any) { b["subscriber_id"] = "593712345678" }, "subscriber_id"},
+			{"subscriber length", func(b map[string]any) { b["subscriber_id"] = "59399123456" }, "subscriber_id"},
+			{"subscriber with blanks", func(b map[string]any) { b["subscriber_id"] = " 593991234567 " }, "subscriber_id"},
+			{"canton with blanks", func(b map[string]any) { b["canton"] = "0901 " }, "canton"},
+			{"no amount", func(b map[string]any) { delete(b, "amount") }, "amount"},
+			{"negative amount", func(b map[string]any) { b["amount"] = -5 }, "amount"},
+			{"bad e-mail", func(b map[string]any) { b["notification_email"] = "branch" }, "notification_email"},
+			{"no hash", func(b map[string]any) { delete(b, "source_xml_hash") }, "source_xml_hash"},
+			{"hash with a space", func(b map[string]any) { b["source_xml_hash"] = "abc 123" }, "source_xml_hash"},
+			{"hash too long", func(b map[string]any) { b["source_xml_hash"] = strings.Repeat("a", 129) }, "source_xml_hash"},
+			{"canton not 4 digits", func(b map[string]any) { b["canton"] = "17011" }, "canton"},
+		}
+		for _, c := range invalid {
+			t.Run("invalid: "+c.name, func(t *testing.T) {
+				body := invoice("RECCARRIER5", 5, "593991234567")
+				c.mutate(body)
+				a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusBadRequest)
+				errs, _ := a.body["errors"].([]any)
+				if len(errs) != 1 || !strings.HasPrefix(errs[0].(string), c.field+" ") {
+					t.Fatalf("errors %v, want one about %s", errs, c.field)
+				}
+			})
+		}
+		t.Run("invalid body is recorded rejected", func(t *testing.T) {
+			body := invoice("RECCARRIER5", 5, "0000")
+			body["invoice_number"] = "INV-INVALID-1"
+			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusBadRequest)
+			list := s.do("GET", "/api/v1/recargas/transactions?status=rejected&per_page=100", nil, bearer(newUser("v", PermView).token(t))).expect(t, http.StatusOK)
+			for _, r := range list.body["data"].([]any) {
+				m := r.(map[string]any)
+				if m["invoice_number"] == "INV-INVALID-1" {
+					if !strings.HasPrefix(m["rejection_reason"].(string), "INVALID_PAYLOAD") || m["source_xml_hash"] != nil {
+						t.Fatalf("record %v", m)
+					}
+					return
+				}
+			}
+			t.Fatal("no rejected record for the invalid body")
+		})
+		t.Run("malformed JSON", func(t *testing.T) {
+			s.do("POST", webhookPath, `{"invoice_number": 1`, serviceKey()).expect(t, http.StatusBadRequest)
+			s.do("POST", webhookPath, `{"amount": "five"}`, serviceKey()).expect(t, http.StatusBadRequest)
+		})
+		auth := []struct {
+			name    string
+			headers map[string]string
+		}{
+			{"no key", nil},
+			{"wrong key", map[string]string{"x-service-key": "nope"}},
+			{"bearer token", bearer(newUser("u", PermCreate, PermView).token(t))},
+		}
+		for _, c := range auth {
+			t.Run("auth: "+c.name, func(t *testing.T) {
+				s.do("POST", webhookPath, invoice("RECCARRIER5", 5, "593991234567"), c.headers).expect(t, http.StatusUnauthorized)
+				s.do("POST", ignoredPath, map[string]any{"reason": "x"}, c.headers).expect(t, http.StatusUnauthorized)
+			})
+		}
+		s.assertNoPassword(t)
+	})
+}
+
+// TestWebhookConcurrentDuplicates: 50 concurrent deliveries of one invoice give one 201, 49
+// 409s and one carrier call.
+func TestWebhookConcurrentDuplicates(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		body := invoice("RECCARRIER5", 5, "593991234567")
+		counts := concurrently(50, func(int) int { return s.do("POST", webhookPath, body, serviceKey()).status })
+		if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != 49 {
+			t.Fatalf("statuses %v, want one 201 and 49 409", counts)
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 1 {
+			t.Fatalf("%d carrier calls, want 1", n)
+		}
+	})
+}
+
+func TestWebhookIgnored(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		body := map[string]any{
+			"reason":         "the e-mail is not a top-up invoice",
+			"invoice_number": "001-002-000000777",
+			"payload":        map[string]any{"subject": "Factura 777", "attachments": []string{"f.xml", "f.pdf"}},
+		}
+		a := s.do("POST", ignoredPath, body, serviceKey()).expect(t, http.StatusCreated)
+		if a.str("status") != "ignored" || a.str("source") != "workflow-ignored" || a.str("transaction_id") == "" || a.str("invoice_number") != "001-002-000000777" {
+			t.Fatalf("body %s", a.raw)
+		}
+		rec := s.transaction(t, a.str("transaction_id"))
+		payload, _ := rec["source_payload"].(map[string]any)
+		inner, _ := payload["payload"].(map[string]any)
+		if rec["status"] != "ignored" || rec["ignored_reason"] != body["reason"] || inner["subject"] != "Factura 777" || len(rec["notifications"].([]any)) != 0 {
+			t.Fatalf("record %v", rec)
+		}
+		if s.spr.Calls(carrier.FunctionTopup) != 0 {
+			t.Fatal("an ignored e-mail reached the carrier")
+		}
+		list := s.do("GET", "/api/v1/recargas/transactions?source=workflow-ignored", nil, bearer(newUser("v", PermView).token(t))).expect(t, http.StatusOK)
+		if list.obj("meta")["total"] != float64(1) {
+			t.Fatalf("list %s", list.raw)
+		}
+		a = s.do("POST", ignoredPath, map[string]any{"invoice_number": "x"}, serviceKey()).expect(t, http.StatusBadRequest)
+		if !strings.Contains(a.raw, "reason is required") {
+			t.Fatalf("body %s", a.raw)
+		}
+		s.do("POST", ignoredPath, `[]`, serviceKey()).expect(t, http.StatusBadRequest)
+	})
+}
+
+// TestWebhookAmountOutOfBounds: an amount with an extreme exponent, a megabyte of digits or a
+// value that is no number is invalid payload (400 naming amount), answered at once: before,
+// 1e999999999 held the request (and a CPU) while a comparison rescaled it.
+func TestWebhookAmountOutOfBounds(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		cases := []struct{ name, amount string }{
+			{"huge exponent", `1e999999999`},
+			{"huge negative exponent", `1e-999999999`},
+			{"huge exponent as a string", `"1e999999999"`},
+			{"ten thousand digits", "1" + strings.Repeat("0", 10000)},
+			{"an array", `[]`},
+			{"a boolean", `true`},
+			{"not a number", `"five"`},
+		}
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				body := fmt.Sprintf(`{"invoice_number":"001-001-9%08d","product_code":"RECCARRIER5","subscriber_id":"593991234567","amount":%s,"source_xml_hash":"amount-bounds-%d"}`, i, c.amount, i)
+				a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusBadRequest)
+				errs, _ := a.body["errors"].([]any)
+				if a.str("status") != "error" || len(errs) != 1 || !strings.HasPrefix(errs[0].(string), "amount ") {
+					t.Fatalf("body %s, want the envelope with one error about amount", a.raw)
+				}
+			})
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 0 {
+			t.Fatalf("%d top-ups reached the carrier", n)
+		}
+	})
+}

@@ -1,0 +1,135 @@
+// Package topup is the domain of the top-up service: the transaction record and its state
+// machine, the product mapping, the guards of the manual endpoint, the webhook's idempotency,
+// the notifications and the reconciler, persisted with bun on SQLite or PostgreSQL. It imports
+// no HTTP framework; services/topup is its Fiber shell.
+//
+// # Construction
+//
+//	db, _ := storage.Open(ctx, databaseURL)
+//	topup.Migrate(ctx, db)            // table topup_migrations
+//	jobs.Migrate(ctx, db)             // River's tables
+//	q, _ := jobs.New(db, nil, jobs.Config{})
+//	spr, _ := carrier.New(carrier.Config{...})
+//	svc, _ := topup.NewService(topup.NewStore(db), spr, q, topup.Config{DailyLimit: 50, ...})
+//	go svc.Run(ctx)                   // the reconciler
+//
+// # Records and transitions
+//
+// [Transaction] carries every field of the specification plus a few the audit needs
+// (requested_by_email, amount, ignored_reason, carrier_message, incident, incident_note,
+// last_reconciled_at). Its transitions are methods that return [ErrInvalidTransition] (a
+// [*TransitionError]; also [ErrFinal] when the record is success) for any move outside the
+// specification's table: Succeed, Fail, MakeUnavailable (pending -> success/failed/unavailable,
+// the latter counting retry_count), Retry (unavailable -> pending), ConfirmRemoteSuccess
+// (pending/unavailable -> success; failed -> success only when the business confirms the
+// charge, [ErrChargeNotConfirmed] otherwise) and FlagRemoteError (a success the carrier
+// answers ERROR for is flagged as an incident and never downgraded). The legacy status error
+// takes part in no transition.
+//
+// A top-up's pending record is committed before the SPR is called; the outcome is written
+// with a compare-and-set from pending (UPDATE ... WHERE id = ? AND status = 'pending') in the
+// same transaction as its carrier-call audit row and its notification job. A crash between the
+// two leaves a pending record that the reconciler picks up. No database transaction is held
+// across a carrier call.
+//
+// # Guards (all in the database, so they hold across instances)
+//
+//   - Single use of the action token: table topup_action_tokens keyed by the token's jti.
+//   - Throttle: [DefaultThrottleLimit] requests per [DefaultThrottleWindow] per user, group
+//     "recharge", as a sliding window of rows in topup_throttle_hits.
+//   - Daily limit: the manual top-ups (every status: each was an attempt at the carrier) the
+//     user requested in the current calendar day of America/Guayaquil, against
+//     Config.DailyLimit (RECARGAS_DAILY_LIMIT, default 50), unless Operator.Unlimited
+//     (permission unlimited_recargas).
+//
+// [Service.Recharge] checks them in this order in the one transaction that inserts the
+// pending record: a reused token is 401 before anything else, then the throttle, then the
+// daily limit. A refusal rolls everything back, so a refused request neither spends its token
+// nor takes a place in the throttle's window: the throttle counts the requests it admits
+// (those that reach the carrier), which is what it protects. Body validation comes first and
+// does not count.
+//
+// That transaction is serialised per user: pg_advisory_xact_lock on a hash of the
+// user id on PostgreSQL; on SQLite every write transaction is BEGIN IMMEDIATE already.
+//
+// # Manual requests
+//
+// Field rules: subscriber_id ^593[89]\d{8}$ exactly as sent (blanks around it are an error
+// too, on the webhook as well), offer_id required,
+// quantity an integer from 1 to [MaxQuantity] (100; the specification gives no maximum),
+// external_operation RECARGA_DATOS or RECARGA_PINES, canton 4 digits and required (the
+// fallback canton is the webhook's).
+//
+// # Webhook
+//
+// Field rules (decided here where the specification is silent): invoice_number, product_code
+// (RECCARRIER*), subscriber_id (^593[89]\d{8}$), amount (> 0, below 10^11, at most 20 decimals; bounds
+// checked on digits and exponent before any arithmetic) and source_xml_hash are
+// required (a hex SHA-256 is compared case-insensitively; any other visible token of up to 128
+// characters is accepted as it is, since the key is only compared); invoice_code, notification_email (an
+// address) and canton (4 digits; [Config].DefaultCanton, RECARGAS_DEFAULT_CANTON, default
+// 1701, when absent) are optional; quantity is always 1. The specification's table records
+// every refused invoice as rejected with recharge-invalid-invoice, so:
+//
+//   - a broken field rule: record rejected (INVALID_PAYLOAD), [*ValidationError] (HTTP 400);
+//   - a source_xml_hash already recorded: record rejected (DUPLICATE_SOURCE_XML_HASH) without
+//     the hash, which stays with the original, and [*DuplicateError] (HTTP 409), no carrier call;
+//   - no mapping (PRODUCT_NOT_MAPPED) or |amount - mapped amount| > 0.01 (AMOUNT_MISMATCH):
+//     record rejected with its hash, rejection_reason the code alone, [*RejectedError] (HTTP
+//     422, error the code, message the reason in words, which the notification carries too).
+//
+// The unique source_xml_hash column decides concurrent deliveries: exactly one insert wins and
+// only it calls the carrier. Webhook returns nil error for every processed outcome (success,
+// failed, unavailable): the service owns the retries.
+//
+// An e-mail the workflow tool could not process is recorded by [Service.Ignore]: status
+// ignored, source workflow-ignored, the reason and the payload, no carrier call, no
+// notification.
+//
+// # Product mapping
+//
+// [DefaultProducts] is the specification's table with the expected amounts this package chose
+// (RECCARRIER3 3.00, RECCARRIER5 5.00, RECCARRIER10 10.00, RECCARRIERDATOS3 3.00,
+// RECCARRIERDATOS5 5.00); [ParseProducts]/[LoadProducts] replace it from JSON.
+//
+// # Notifications
+//
+// Each status change the specification's events table names enqueues, in the transaction of
+// the change, a job on [NotificationQueue] ("recharge-notifications") of kind
+// recharge-success, recharge-failed, recharge-unavailable or recharge-invalid-invoice, whose
+// args embed [Notification] with the recipients de-duplicated (notification_email, the
+// operator's e-mail, OPERATIONS_EMAIL; invalid invoices: notification_email and operations).
+// A change with no recipient at all enqueues nothing. [AddNotificationWorkers] registers the
+// River workers that hand each notification to a [Sender] (the e-mail sender).
+//
+// # Reconciler
+//
+// [Service.Reconcile] (and [Service.Run], every ReconcileConfig.Interval) takes pending
+// records untouched for PendingAfter (default 5 min, keep it above CARRIER_TIMEOUT) and
+// unavailable ones untouched for RetryAfter (default 1 min), claims each with a
+// compare-and-set on status and updated_at, and asks the carrier (sre_consulta_recarga)
+// first. SUCCESS: the record becomes success. ERROR: the carrier does not have the top-up
+// (only MENSAJE tells "not found" from "wrong product" or "invalid credentials", so every
+// ERROR counts), and the top-up is sent again with the same external_transaction_id, which
+// the carrier keys on: an unavailable record goes back to pending first while retry_count <=
+// MaxRetries (default 3), an abandoned pending one is sent as it is. No answer: nothing
+// changes. A record is never made success without the carrier's SUCCESS. [Service.QueryRecharge]
+// applies the same transitions on demand.
+//
+// # Errors
+//
+// Sentinels reached with errors.Is: [ErrInvalidRequest] ([*ValidationError]), [ErrThrottled]
+// ([*ThrottleError] with the wait), [ErrDailyLimit], [ErrActionTokenUsed],
+// [ErrActionTokenInvalid], [ErrDuplicateInvoice] ([*DuplicateError]), [ErrRejected]
+// ([*RejectedError]), [ErrNotFound], [ErrConflict], [ErrInvalidTransition], [ErrFinal],
+// [ErrChargeNotConfirmed]. A top-up the carrier refused or did not answer is a [*CarrierError]
+// carrying the record and wrapping the carrier package's error (*carrier.Error,
+// *carrier.FaultError, *carrier.TransportError; carrier.IsTimeout).
+//
+// # Timeouts
+//
+// Carrier calls carry the carrier client's deadline (CARRIER_TIMEOUT); they run detached
+// from the caller's cancellation so that an outcome is always written. A timed-out top-up is
+// never sent again by the request that timed out; only the reconciler sends it again, after
+// the carrier said it does not have it.
+package topup

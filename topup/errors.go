@@ -1,0 +1,119 @@
+package topup
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Guard and request errors, reached with errors.Is. The service maps each to one HTTP status.
+var (
+	// ErrThrottled: the user made the throttle's limit of requests in its window (5 per 60 s,
+	// group "recharge"). The concrete error is a *ThrottleError carrying the wait.
+	ErrThrottled = errors.New("topup: too many top-up requests; try again later")
+	// ErrDailyLimit: the user reached RECARGAS_DAILY_LIMIT manual top-ups today
+	// (America/Guayaquil) and has no unlimited_recargas permission.
+	ErrDailyLimit = errors.New("topup: daily top-up limit reached")
+	// ErrActionTokenUsed: the action token's jti was already used once.
+	ErrActionTokenUsed = errors.New("topup: action token already used")
+	// ErrActionTokenInvalid: the action token is not for this user, has no jti or expiry, or
+	// its jti (200 bytes) or subject (100 bytes) is longer than the store keeps or holds a
+	// control character.
+	ErrActionTokenInvalid = errors.New("topup: action token invalid")
+	// ErrDuplicateInvoice: a webhook with a source_xml_hash already processed.
+	// The concrete error is a *DuplicateError.
+	ErrDuplicateInvoice = errors.New("topup: invoice already processed")
+	// ErrInvalidRequest: a request breaks a field rule. The concrete error is a *ValidationError.
+	ErrInvalidRequest = errors.New("topup: invalid request")
+	// ErrRejected: the webhook's invoice was recorded rejected (no mapping, amount mismatch).
+	// The concrete error is a *RejectedError.
+	ErrRejected = errors.New("topup: invoice rejected")
+)
+
+// Rejection reasons recorded in rejection_reason: ReasonProductNotMapped and
+// ReasonAmountMismatch alone (the details are in RejectedError.Detail and the notification),
+// ReasonInvalidPayload and ReasonDuplicate followed by ": " and what was wrong.
+const (
+	ReasonProductNotMapped = "PRODUCT_NOT_MAPPED"
+	ReasonAmountMismatch   = "AMOUNT_MISMATCH"
+	ReasonInvalidPayload   = "INVALID_PAYLOAD"
+	ReasonDuplicate        = "DUPLICATE_SOURCE_XML_HASH"
+)
+
+// ThrottleError is ErrThrottled with the time until one more request is admitted.
+type ThrottleError struct{ RetryAfter time.Duration }
+
+func (e *ThrottleError) Error() string { return ErrThrottled.Error() }
+func (e *ThrottleError) Unwrap() error { return ErrThrottled }
+func (e *ThrottleError) Seconds() int  { return int((e.RetryAfter + time.Second - 1) / time.Second) }
+
+// FieldError is one broken field rule; Field is the JSON name.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists every broken field rule of a request. When the request was a webhook,
+// Transaction is the rejected record kept for the audit.
+type ValidationError struct {
+	Fields      []FieldError
+	Transaction *Transaction
+}
+
+func (e *ValidationError) Error() string {
+	return "topup: invalid request: " + describeFields(e.Fields)
+}
+
+// describeFields lists broken rules as "field: message; field: message".
+func describeFields(fields []FieldError) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalidRequest }
+
+// RejectedError is a webhook invoice recorded rejected; Transaction is that record and
+// Detail the reason in words, e.g. "AMOUNT_MISMATCH: amount 3.02 differs from 3.00 expected
+// for RECCARRIER3".
+type RejectedError struct {
+	Transaction *Transaction
+	Detail      string
+}
+
+func (e *RejectedError) Error() string {
+	return "topup: invoice rejected: " + cmp.Or(e.Detail, e.Transaction.RejectionReason)
+}
+
+func (e *RejectedError) Unwrap() error { return ErrRejected }
+
+// DuplicateError is ErrDuplicateInvoice. Original is the transaction that holds the hash;
+// Transaction is the rejected record kept for the repeated delivery.
+type DuplicateError struct {
+	Original    *Transaction
+	Transaction *Transaction
+}
+
+func (e *DuplicateError) Error() string {
+	if e.Original != nil {
+		return fmt.Sprintf("topup: invoice already processed (transaction %s)", e.Original.ID)
+	}
+	return ErrDuplicateInvoice.Error()
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicateInvoice }
+
+// CarrierError is a top-up that did not end in success: Transaction is the record in its new
+// status (failed or unavailable) and Err the carrier package's error (a *carrier.Error,
+// *carrier.FaultError or *carrier.TransportError, reached with errors.As/Is through this one).
+type CarrierError struct {
+	Transaction *Transaction
+	Err         error
+}
+
+func (e *CarrierError) Error() string { return e.Err.Error() }
+func (e *CarrierError) Unwrap() error { return e.Err }

@@ -1,0 +1,131 @@
+package topup
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// MigrationsTable is the bookkeeping table of the top-up service's migrations.
+const MigrationsTable = "topup_migrations"
+
+// Migrations is the top-up service's schema. River's own tables are migrated by internal/jobs.
+var Migrations = storage.NewMigrations(
+	storage.Migration{
+		Name: "20261122000100_create_topup_transactions",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx,
+				`CREATE TABLE topup_transactions (
+					id VARCHAR(36) PRIMARY KEY,
+					external_transaction_id VARCHAR(64) UNIQUE,
+					external_operation VARCHAR(20),
+					source VARCHAR(20) NOT NULL,
+					subscriber_id VARCHAR(32),
+					offer_id VARCHAR(64),
+					quantity INTEGER NOT NULL DEFAULT 1,
+					canton VARCHAR(8),
+					status VARCHAR(20) NOT NULL,
+					invoice_number VARCHAR(100),
+					invoice_code VARCHAR(100),
+					notification_email VARCHAR(254),
+					source_xml_hash VARCHAR(128) UNIQUE,
+					product_code VARCHAR(64),
+					amount $DECIMAL(14,2),
+					rejection_reason TEXT,
+					ignored_reason TEXT,
+					source_payload TEXT,
+					retry_count INTEGER NOT NULL DEFAULT 0,
+					carrier_id_recarga VARCHAR(100),
+					carrier_id_codigo VARCHAR(20),
+					carrier_message TEXT,
+					carrier_system_message TEXT,
+					carrier_result_code VARCHAR(100),
+					carrier_diagnostic TEXT,
+					requested_by_user_id VARCHAR(100),
+					requested_by_username VARCHAR(200),
+					requested_by_email VARCHAR(254),
+					raw_request_xml TEXT,
+					raw_response_xml TEXT,
+					incident BOOLEAN NOT NULL DEFAULT FALSE,
+					incident_note TEXT,
+					last_reconciled_at $TIMESTAMP,
+					created_at $TIMESTAMP NOT NULL,
+					updated_at $TIMESTAMP NOT NULL
+				)`,
+				`CREATE INDEX topup_transactions_status_updated_idx ON topup_transactions (status, updated_at)`,
+				`CREATE INDEX topup_transactions_user_created_idx ON topup_transactions (requested_by_user_id, created_at)`,
+				`CREATE INDEX topup_transactions_created_idx ON topup_transactions (created_at)`,
+				`CREATE INDEX topup_transactions_subscriber_idx ON topup_transactions (subscriber_id)`,
+				// Every exchange with the SPR about a transaction (top-ups and queries), for the audit.
+				`CREATE TABLE topup_carrier_calls (
+					id $ID,
+					transaction_id VARCHAR(36) NOT NULL REFERENCES topup_transactions (id),
+					carrier_function VARCHAR(40) NOT NULL,
+					outcome VARCHAR(20) NOT NULL,
+					request_xml TEXT,
+					response_xml TEXT,
+					diagnostic TEXT,
+					duration_ms BIGINT NOT NULL,
+					created_at $TIMESTAMP NOT NULL
+				)`,
+				`CREATE INDEX topup_carrier_calls_tx_idx ON topup_carrier_calls (transaction_id, id)`,
+				// Single use of action tokens: the primary key is the token's jti.
+				`CREATE TABLE topup_action_tokens (
+					jti VARCHAR(200) PRIMARY KEY,
+					user_id VARCHAR(100) NOT NULL,
+					used_at $TIMESTAMP NOT NULL,
+					expires_at $TIMESTAMP NOT NULL
+				)`,
+				`CREATE INDEX topup_action_tokens_expires_idx ON topup_action_tokens (expires_at)`,
+				// The throttle's sliding window: one row per admitted request.
+				`CREATE TABLE topup_throttle_hits (
+					id $ID,
+					user_id VARCHAR(100) NOT NULL,
+					grp VARCHAR(40) NOT NULL,
+					hit_at $TIMESTAMP NOT NULL
+				)`,
+				`CREATE INDEX topup_throttle_hits_user_idx ON topup_throttle_hits (user_id, grp, hit_at)`,
+			)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx,
+				`DROP TABLE topup_throttle_hits`,
+				`DROP TABLE topup_action_tokens`,
+				`DROP TABLE topup_carrier_calls`,
+				`DROP TABLE topup_transactions`,
+			)
+		},
+	},
+	storage.Migration{
+		// What the carrier answers is not ours to bound: an ID_RECARGA, ID_CODIGO or result
+		// longer than the first columns failed the outcome's write on PostgreSQL, leaving a
+		// top-up the carrier had made pending behind a 500. SQLite does not enforce VARCHAR
+		// lengths, so only PostgreSQL changes.
+		Name: "20261122000200_carrier_reply_columns_text",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			if !storage.IsPostgres(tx) {
+				return nil
+			}
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions
+				ALTER COLUMN carrier_id_recarga TYPE TEXT,
+				ALTER COLUMN carrier_id_codigo TYPE TEXT,
+				ALTER COLUMN carrier_result_code TYPE TEXT`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			if !storage.IsPostgres(tx) {
+				return nil
+			}
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions
+				ALTER COLUMN carrier_id_recarga TYPE VARCHAR(100),
+				ALTER COLUMN carrier_id_codigo TYPE VARCHAR(20),
+				ALTER COLUMN carrier_result_code TYPE VARCHAR(100)`)
+		},
+	},
+)
+
+// Migrate applies the top-up schema to db.
+func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
+	return storage.Migrate(ctx, db, MigrationsTable, Migrations)
+}

@@ -1,0 +1,339 @@
+package topup
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/carrier"
+)
+
+// Defaults of ReconcileConfig.
+const (
+	DefaultReconcileInterval     = time.Minute
+	DefaultReconcilePendingAfter = 5 * time.Minute
+	DefaultReconcileRetryAfter   = time.Minute
+	DefaultReconcileMaxRetries   = 3
+	DefaultReconcileBatch        = 50
+)
+
+// ReconcileConfig configures the reconciler. Zero fields take the defaults.
+type ReconcileConfig struct {
+	// Interval between two passes of Run.
+	Interval time.Duration
+	// PendingAfter is how long a record may stay pending before the reconciler treats it as
+	// abandoned (a crash between the commit and the outcome). Keep it well above the carrier
+	// timeout, so that a top-up still in flight is not taken.
+	PendingAfter time.Duration
+	// RetryAfter is how long an unavailable record rests between two looks.
+	RetryAfter time.Duration
+	// MaxRetries is how many times an unavailable top-up is sent again (retry_count counts the
+	// passes through unavailable, so it is sent again while retry_count <= MaxRetries).
+	// Negative disables retries; the carrier is still asked.
+	MaxRetries int
+	// Batch is the most records one pass looks at.
+	Batch int
+}
+
+func (c *ReconcileConfig) normalize() error {
+	if c.Interval < 0 || c.PendingAfter < 0 || c.RetryAfter < 0 || c.Batch < 0 {
+		return errors.New("topup: negative reconciler setting")
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultReconcileInterval
+	}
+	if c.PendingAfter == 0 {
+		c.PendingAfter = DefaultReconcilePendingAfter
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = DefaultReconcileRetryAfter
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultReconcileMaxRetries
+	}
+	if c.Batch == 0 {
+		c.Batch = DefaultReconcileBatch
+	}
+	return nil
+}
+
+// QueryRequest is POST /query-recharge.
+type QueryRequest struct {
+	ExternalTransactionID string
+	OfferID               string
+	// ChargeConfirmed is the business confirming the charge of a failed transaction that the
+	// carrier reports SUCCESS: only then does it become success.
+	ChargeConfirmed bool
+}
+
+// QueryResult is the carrier's answer and what it did to the local record.
+type QueryResult struct {
+	// Remote is the carrier's answer, never nil; RemoteSuccess is STATUS=SUCCESS, ID_CODIGO=0.
+	Remote        *carrier.Result
+	RemoteSuccess bool
+	// Transaction is the local record after the query, nil when there is none.
+	Transaction    *Transaction
+	PreviousStatus Status
+	Changed        bool
+	// Note explains a remote SUCCESS that did not move the record, or a flagged incident.
+	Note string
+}
+
+// QueryRecharge asks the carrier for the real status of a top-up (sre_consulta_recarga) and
+// applies the reconciliation transitions to the local record, when there is one: pending and
+// unavailable become success on a remote SUCCESS; failed becomes success on a remote SUCCESS
+// only with ChargeConfirmed; a local success that the carrier answers with ERROR is flagged
+// as an incident and stays success. A query whose offer_id is not the record's changes
+// nothing (the carrier's answer is about another pair). It creates no transaction.
+//
+// A carrier answer, SUCCESS or ERROR, is a result (nil error). A fault or transport error is a
+// *CarrierError whose Transaction is the local record or nil.
+func (s *Service) QueryRecharge(ctx context.Context, r QueryRequest) (*QueryResult, error) {
+	var f fieldErrors
+	f.text("external_transaction_id", r.ExternalTransactionID, true, 64)
+	f.text("offer_id", r.OfferID, true, maxOfferID)
+	if len(f) > 0 {
+		return nil, &ValidationError{Fields: f}
+	}
+	local, err := s.store.GetByExternalID(ctx, r.ExternalTransactionID)
+	if errors.Is(err, ErrNotFound) {
+		local = nil
+	} else if err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	res, callErr := s.carrier.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: r.ExternalTransactionID, OfferID: r.OfferID})
+	outcome := carrier.Outcome(callErr)
+	out := &QueryResult{Remote: res, RemoteSuccess: callErr == nil}
+	if local == nil {
+		if outcome == carrier.OutcomeUnavailable {
+			return nil, &CarrierError{Err: callErr}
+		}
+		return out, nil
+	}
+	out.PreviousStatus = local.Status
+	// The carrier answers about the pair (external_transaction_id, offer_id): with another
+	// offer than the record's it answers ERROR ("wrong product for the query"), which says
+	// nothing about the top-up. Applying it would flag a false incident on a success.
+	applies := local.OfferID == "" || local.OfferID == r.OfferID
+	reply := replyOf(res, callErr)
+	call := callOf(local.ID, res, outcome, reply.Diagnostic, s.now())
+
+	// Retry on a concurrent change: the record may move between the read and the write
+	// (its top-up answering, the reconciler); the carrier's answer stays valid.
+	for attempt := 0; ; attempt++ {
+		next := *local
+		changed := false
+		switch {
+		case !applies:
+			out.Note = fmt.Sprintf("offer_id %s is not the transaction's (%s): the carrier's answer is not applied to it", r.OfferID, local.OfferID)
+		case outcome == carrier.OutcomeSuccess:
+			c, err := next.ConfirmRemoteSuccess(reply, r.ChargeConfirmed)
+			switch {
+			case errors.Is(err, ErrChargeNotConfirmed):
+				out.Note = "the carrier reports SUCCESS for a failed transaction: it becomes success only when the business confirms the charge (confirm_charge)"
+			case err != nil:
+				out.Note = fmt.Sprintf("the carrier reports SUCCESS; a %s transaction does not change", local.Status)
+			}
+			changed = c
+		case outcome == carrier.OutcomeFailed:
+			note := "the carrier reports ERROR for a transaction that is success locally: operational incident, not downgraded"
+			if msg := cmp.Or(reply.Message, reply.SystemMessage); msg != "" {
+				note += " (" + msg + ")"
+			}
+			if next.FlagRemoteError(note) {
+				out.Note = note
+				changed = !local.Incident
+			}
+		}
+		if !changed {
+			if err := s.store.addCarrierCall(ctx, s.store.db, call); err != nil {
+				return nil, err
+			}
+			out.Transaction = local
+			break
+		}
+		next.UpdatedAt = dbTime(s.now())
+		next.LastReconciledAt = bun.NullTime{Time: next.UpdatedAt}
+		err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := s.store.compareAndSet(ctx, tx, &next, local.Status, time.Time{}); err != nil {
+				return err
+			}
+			if err := s.store.addCarrierCall(ctx, tx, call); err != nil {
+				return err
+			}
+			if next.Status != local.Status {
+				return s.notify(ctx, tx, &next)
+			}
+			return nil
+		})
+		if errors.Is(err, ErrConflict) && attempt < 3 {
+			if local, err = s.store.Get(ctx, local.ID); err != nil {
+				return nil, err
+			}
+			out.PreviousStatus = local.Status
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.Transaction, out.Changed = &next, next.Status != local.Status
+		break
+	}
+	if outcome == carrier.OutcomeUnavailable {
+		return nil, &CarrierError{Transaction: out.Transaction, Err: callErr}
+	}
+	return out, nil
+}
+
+// ReconcileReport counts what one pass did.
+type ReconcileReport struct {
+	Checked    int // records looked at (and claimed)
+	Succeeded  int // moved to success on the carrier's word
+	Retried    int // top-up sent again with the same external_transaction_id
+	Exhausted  int // unavailable with no retry left: an operator must decide
+	Unresolved int // the carrier could not be asked, or a retry did not succeed
+}
+
+// Reconcile runs one pass: it takes pending records older than PendingAfter and unavailable
+// ones older than RetryAfter, claims each (a compare-and-set on its status and updated_at, so
+// two instances never work one record), and asks the carrier first:
+//   - remote SUCCESS: the record becomes success (a late success);
+//   - remote ERROR (the carrier does not have it as a top-up; MENSAJE alone tells "not found"
+//     from other causes, so every ERROR counts): the top-up is sent again with the same
+//     external_transaction_id, which the carrier keys on, for an unavailable record while
+//     retry_count <= MaxRetries (moving it unavailable -> pending first), or for an abandoned
+//     pending one;
+//   - no answer (fault, timeout): nothing changes; the next pass asks again.
+//
+// A record is never made success without the carrier's SUCCESS.
+func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	var rep ReconcileReport
+	now := s.now()
+	cands, err := s.store.stale(ctx, now.Add(-s.cfg.Reconcile.PendingAfter), now.Add(-s.cfg.Reconcile.RetryAfter), s.cfg.Reconcile.Batch)
+	if err != nil {
+		return rep, err
+	}
+	var errs []error
+	for i := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := s.reconcileOne(ctx, &cands[i], &rep); err != nil {
+			errs = append(errs, fmt.Errorf("transaction %s: %w", cands[i].ID, err))
+		}
+	}
+	if err := s.store.Purge(ctx, now, s.cfg.ThrottleWindow); err != nil {
+		errs = append(errs, err)
+	}
+	return rep, errors.Join(errs...)
+}
+
+func (s *Service) reconcileOne(ctx context.Context, t *Transaction, rep *ReconcileReport) error {
+	claimed := *t
+	claimed.UpdatedAt = dbTime(s.now())
+	claimed.LastReconciledAt = bun.NullTime{Time: claimed.UpdatedAt}
+	if err := s.store.compareAndSet(ctx, s.store.db, &claimed, t.Status, t.UpdatedAt); errors.Is(err, ErrConflict) {
+		return nil // another instance, or the record's own top-up, got there first
+	} else if err != nil {
+		return err
+	}
+	rep.Checked++
+	res, callErr := s.carrier.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: claimed.ExternalTransactionID, OfferID: claimed.OfferID})
+	outcome := carrier.Outcome(callErr)
+	reply := replyOf(res, callErr)
+	call := callOf(claimed.ID, res, outcome, reply.Diagnostic, s.now())
+
+	switch outcome {
+	case carrier.OutcomeSuccess:
+		next := claimed
+		if _, err := next.ConfirmRemoteSuccess(reply, false); err != nil {
+			return err
+		}
+		next.UpdatedAt = dbTime(s.now())
+		err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := s.store.compareAndSet(ctx, tx, &next, claimed.Status, claimed.UpdatedAt); err != nil {
+				return err
+			}
+			if err := s.store.addCarrierCall(ctx, tx, call); err != nil {
+				return err
+			}
+			return s.notify(ctx, tx, &next)
+		})
+		if errors.Is(err, ErrConflict) {
+			return s.store.addCarrierCall(ctx, s.store.db, call)
+		}
+		if err == nil {
+			rep.Succeeded++
+		}
+		return err
+
+	case carrier.OutcomeFailed:
+		if err := s.store.addCarrierCall(ctx, s.store.db, call); err != nil {
+			return err
+		}
+		if claimed.Status == StatusUnavailable {
+			if s.cfg.Reconcile.MaxRetries < 0 || claimed.RetryCount > s.cfg.Reconcile.MaxRetries {
+				rep.Exhausted++
+				s.log.WarnContext(ctx, "topup: unavailable top-up has no retry left; an operator must reconcile it",
+					"transaction_id", claimed.ID, "external_transaction_id", claimed.ExternalTransactionID, "retry_count", claimed.RetryCount)
+				return nil
+			}
+			next := claimed
+			if err := next.Retry(); err != nil {
+				return err
+			}
+			next.UpdatedAt = dbTime(s.now())
+			if err := s.store.compareAndSet(ctx, s.store.db, &next, StatusUnavailable, claimed.UpdatedAt); errors.Is(err, ErrConflict) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			claimed = next
+		}
+		rep.Retried++
+		done, err := s.execute(ctx, &claimed)
+		var ce *CarrierError
+		switch {
+		case errors.As(err, &ce):
+			rep.Unresolved++
+			return nil
+		case err != nil:
+			return err
+		case done.Status == StatusSuccess:
+			rep.Succeeded++
+		}
+		return nil
+
+	default:
+		rep.Unresolved++
+		s.log.WarnContext(ctx, "topup: reconciler could not ask the carrier", "transaction_id", claimed.ID, "error", callErr)
+		return s.store.addCarrierCall(ctx, s.store.db, call)
+	}
+}
+
+// Run calls Reconcile every Interval until ctx ends. Several instances may run it on one
+// database: each record is claimed by exactly one of them.
+func (s *Service) Run(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.Reconcile.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rep, err := s.Reconcile(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "topup: reconciler pass", "error", err)
+		}
+		if rep.Checked > 0 {
+			s.log.InfoContext(ctx, "topup: reconciler pass", "checked", rep.Checked, "succeeded", rep.Succeeded,
+				"retried", rep.Retried, "exhausted", rep.Exhausted, "unresolved", rep.Unresolved)
+		}
+	}
+}
