@@ -90,7 +90,4 @@ require (
 	modernc.org/memory v1.11.0 // indirect
 )
 
-tool (
-	github.com/hooklift/gowsdl/cmd/gowsdl
-	honnef.co/go/tools/cmd/staticcheck
-)
+tool honnef.co/go/tools/cmd/staticcheck

@@ -82,9 +82,10 @@
 // # Generated code
 //
 // The WSDL files under wsdl/ are the contract, written from the specification the way WCF
-// publishes one (see their header). `go generate ./creditsystem/...` runs gowsdl v0.5.0 (a go.mod
-// tool) into internal/cartera and internal/central and then internal/cmd/postprocess, which
-// fixes gowsdl's output; package internal/codegen documents each fix. Generated types never
+// publishes one (see their header). `go generate ./creditsystem/...` runs internal/cmd/generate,
+// which calls gowsdl v0.5.0 as a library (on one P: its Start races on a map) and then the
+// post-processor of internal/codegen, which fixes gowsdl's output and documents each fix. The
+// results are internal/cartera and internal/central. Generated types never
 // leave this package. The known defects of gowsdl v0.5.0 and where they are handled:
 //   - DataContract members without their namespace: post-processor (TestDataContractNamespaces);
 //   - xs:decimal as float64 written as 1e+06: xsd.Decimal (TestGowsdlDefectFloatMoney);

@@ -57,7 +57,7 @@ type Options struct {
 	Source string
 }
 
-const marker = "// Post-processed by creditsystem/internal/cmd/postprocess"
+const marker = "// Post-processed by creditsystem/internal/codegen (creditsystem/internal/cmd/generate)"
 
 // Postprocess rewrites gowsdl's output src for the WSDL wsdl.
 func Postprocess(wsdl, src []byte, opt Options) ([]byte, error) {
