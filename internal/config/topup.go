@@ -50,6 +50,34 @@ type Recargas struct {
 	DailyLimit int `env:"RECARGAS_DAILY_LIMIT" envDefault:"50"`
 	// DefaultCanton is the fallback 4-digit INEC canton code (default 1701).
 	DefaultCanton string `env:"RECARGAS_DEFAULT_CANTON" envDefault:"1701"`
+	// ProductsFile and Products replace the product mapping of the specification with JSON
+	// (see topup.ParseProducts), from a file or inline; the file wins when both are set.
+	ProductsFile string `env:"RECARGAS_PRODUCTS_FILE"`
+	Products     string `env:"RECARGAS_PRODUCTS"`
+	// ReconcileInterval is the time between reconciler passes (seconds, default 60); 0 turns
+	// the reconciler off in this instance.
+	ReconcileInterval time.Duration `env:"RECARGAS_RECONCILE_INTERVAL" envDefault:"60"`
+	// ReconcilePendingAfter is how long a pending record waits before the reconciler counts it
+	// as abandoned (seconds, default 300).
+	ReconcilePendingAfter time.Duration `env:"RECARGAS_RECONCILE_PENDING_AFTER" envDefault:"300"`
+	// ReconcileRetryAfter is how long an unavailable record rests between two looks (seconds,
+	// default 60).
+	ReconcileRetryAfter time.Duration `env:"RECARGAS_RECONCILE_RETRY_AFTER" envDefault:"60"`
+	// ReconcileMaxRetries is how many times an unavailable top-up is sent again (default 3; 0
+	// or -1: never).
+	ReconcileMaxRetries int `env:"RECARGAS_RECONCILE_MAX_RETRIES" envDefault:"3"`
+}
+
+// ProductsSource names where the product mapping comes from: the file, "RECARGAS_PRODUCTS" or
+// "default" (the specification's table).
+func (r *Recargas) ProductsSource() string {
+	switch {
+	case r.ProductsFile != "":
+		return r.ProductsFile
+	case r.Products != "":
+		return "RECARGAS_PRODUCTS"
+	}
+	return "default"
 }
 
 // SMTP configures the notification mail server; SMTP_HOST empty in development = fake.
@@ -123,6 +151,16 @@ func (t *Topup) validate(p *problems, mock *bool) {
 	if t.Recargas.DailyLimit < 1 {
 		p.add("RECARGAS_DAILY_LIMIT", "must be at least 1")
 	}
+	r := &t.Recargas
+	r.ProductsFile, r.Products = strings.TrimSpace(r.ProductsFile), strings.TrimSpace(r.Products)
+	if r.ReconcileInterval < 0 {
+		p.add("RECARGAS_RECONCILE_INTERVAL", "must be a number of seconds, 0 or more")
+	}
+	p.positiveDuration("RECARGAS_RECONCILE_PENDING_AFTER", r.ReconcilePendingAfter)
+	p.positiveDuration("RECARGAS_RECONCILE_RETRY_AFTER", r.ReconcileRetryAfter)
+	if r.ReconcileMaxRetries < -1 {
+		p.add("RECARGAS_RECONCILE_MAX_RETRIES", "must be an integer, -1 or more")
+	}
 	if !cantonPattern.MatchString(t.Recargas.DefaultCanton) {
 		p.add("RECARGAS_DEFAULT_CANTON", "must be a 4-digit INEC canton code")
 	}
@@ -192,6 +230,11 @@ func (t *Topup) LogValue() slog.Value {
 		slog.Group("recargas",
 			slog.Int("daily_limit", t.Recargas.DailyLimit),
 			slog.String("default_canton", t.Recargas.DefaultCanton),
+			slog.String("products", t.Recargas.ProductsSource()),
+			slog.Duration("reconcile_interval", t.Recargas.ReconcileInterval),
+			slog.Duration("reconcile_pending_after", t.Recargas.ReconcilePendingAfter),
+			slog.Duration("reconcile_retry_after", t.Recargas.ReconcileRetryAfter),
+			slog.Int("reconcile_max_retries", t.Recargas.ReconcileMaxRetries),
 		),
 		slog.Group("smtp",
 			slog.String("host", orFake(t.SMTP.Host)),

@@ -10,9 +10,9 @@
 //
 // internal/config.LoadTopup (APP_ENV, PORT, DATABASE_URL, JWT_SECRET or JWT_JWKS_URL,
 // TOPUP_SERVICE_KEY, ACTION_TOKEN_SECRET, CARRIER_*, RECARGAS_DAILY_LIMIT,
-// RECARGAS_DEFAULT_CANTON, OPERATIONS_EMAIL, SMTP_*) plus this service's own variables
-// (settings.go): RECARGAS_PRODUCTS_FILE / RECARGAS_PRODUCTS (product mapping as JSON) and
-// RECARGAS_RECONCILE_INTERVAL, _PENDING_AFTER, _RETRY_AFTER, _MAX_RETRIES. With nothing set it
+// RECARGAS_DEFAULT_CANTON, RECARGAS_PRODUCTS_FILE / RECARGAS_PRODUCTS (product mapping as JSON,
+// loaded by settings.go), RECARGAS_RECONCILE_INTERVAL, _PENDING_AFTER, _RETRY_AFTER,
+// _MAX_RETRIES, OPERATIONS_EMAIL, SMTP_*). With nothing set it
 // runs in development mode: SQLite at ./data/topup.db and the carrier in mock mode (the
 // in-process carriertest fake with its magic subscribers), which it says in the log at start.
 //

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/topup"
 )
 
@@ -62,11 +65,27 @@ func TestStatusOf(t *testing.T) {
 }
 
 func TestLoadSettings(t *testing.T) {
-	s, err := loadSettings(map[string]string{})
-	if err != nil || s.ProductsSource != "default" || s.Reconcile.MaxRetries != topup.DefaultReconcileMaxRetries || s.ReconcileDisabled {
-		t.Fatalf("defaults: %+v %v", s, err)
+	load := func(env map[string]string) (settings, error) {
+		t.Helper()
+		env["APP_ENV"] = "development"
+		cfg, err := config.ParseTopup(env)
+		if err != nil {
+			return settings{}, err
+		}
+		return loadSettings(cfg.Recargas)
 	}
-	s, err = loadSettings(map[string]string{
+	s, err := load(map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := topup.ReconcileConfig{Interval: time.Minute, PendingAfter: 5 * time.Minute, RetryAfter: time.Minute, MaxRetries: 3}
+	if s.Reconcile != want || s.ReconcileDisabled {
+		t.Fatalf("defaults: reconcile %+v disabled %v, want %+v (README's table)", s.Reconcile, s.ReconcileDisabled, want)
+	}
+	if p, ok := s.Products.Lookup("RECCARRIER10"); !ok || p.OfferID != "151" {
+		t.Fatalf("default products: RECCARRIER10 = %+v, %v; the specification maps it to offer 151", p, ok)
+	}
+	s, err = load(map[string]string{
 		"RECARGAS_PRODUCTS":                `[{"product_code":"RECCARRIER20","offer_id":"200","external_operation":"RECARGA_PINES","amount":"20.00"}]`,
 		"RECARGAS_RECONCILE_INTERVAL":      "0",
 		"RECARGAS_RECONCILE_PENDING_AFTER": "120",
@@ -75,17 +94,20 @@ func TestLoadSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.Products.Lookup("RECCARRIER20"); !ok || !s.ReconcileDisabled || s.Reconcile.PendingAfter.Seconds() != 120 || s.Reconcile.MaxRetries != -1 {
+	if p, ok := s.Products.Lookup("RECCARRIER20"); !ok || p.OfferID != "200" || !s.ReconcileDisabled || s.Reconcile.PendingAfter != 2*time.Minute || s.Reconcile.MaxRetries != -1 {
 		t.Fatalf("settings %+v", s)
 	}
-	for name, v := range map[string]string{
-		"RECARGAS_PRODUCTS":                "[]",
-		"RECARGAS_PRODUCTS_FILE":           "/nonexistent/products.json",
-		"RECARGAS_RECONCILE_PENDING_AFTER": "soon",
-		"RECARGAS_RECONCILE_MAX_RETRIES":   "-2",
+	for _, c := range []struct{ name, value string }{
+		{"RECARGAS_PRODUCTS", "[]"},
+		{"RECARGAS_PRODUCTS_FILE", "/nonexistent/products.json"},
+		{"RECARGAS_RECONCILE_INTERVAL", "-1"},
+		{"RECARGAS_RECONCILE_PENDING_AFTER", "soon"},
+		{"RECARGAS_RECONCILE_RETRY_AFTER", "0"},
+		{"RECARGAS_RECONCILE_MAX_RETRIES", "-2"},
 	} {
-		if _, err := loadSettings(map[string]string{name: v}); err == nil {
-			t.Errorf("%s=%q accepted", name, v)
+		_, err := load(map[string]string{c.name: c.value})
+		if err == nil || !strings.Contains(err.Error(), c.name) {
+			t.Errorf("%s=%q: err %v, want one naming the variable", c.name, c.value, err)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := loadSettings(env)
+	st, err := loadSettings(cfg.Recargas)
 	if err != nil {
 		t.Fatal(err)
 	}

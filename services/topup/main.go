@@ -49,7 +49,7 @@ func run(args []string) error {
 		return errors.New("usage: topup [migrate]")
 	}
 
-	st, err := loadSettings(config.Environ())
+	st, err := loadSettings(cfg.Recargas)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	s.logStart(ln.Addr().String(), st)
+	s.logStart(ln.Addr().String())
 	err = s.serve(ctx, ln, httpx.DefaultShutdownGrace)
 	log.Info("top-up service stopped")
 	return err

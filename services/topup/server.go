@@ -236,8 +236,8 @@ func (s *server) close() {
 }
 
 // logStart says how the instance runs, development fakes first.
-func (s *server) logStart(addr string, st settings) {
-	s.log.Info("top-up service starting", "addr", addr, "config", s.cfg, "settings", st.String())
+func (s *server) logStart(addr string) {
+	s.log.Info("top-up service starting", "addr", addr, "config", s.cfg)
 	for _, f := range s.cfg.Fakes() {
 		switch f {
 		case config.UpstreamCarrier:
