@@ -42,8 +42,13 @@ const (
 	ReasonDuplicate        = "DUPLICATE_SOURCE_XML_HASH"
 )
 
-// ThrottleError is ErrThrottled with the time until one more request is admitted.
-type ThrottleError struct{ RetryAfter time.Duration }
+// ThrottleError is ErrThrottled with the throttle that refused (Limit requests per Window) and
+// the time until one more request is admitted.
+type ThrottleError struct {
+	Limit      int
+	Window     time.Duration
+	RetryAfter time.Duration
+}
 
 func (e *ThrottleError) Error() string { return ErrThrottled.Error() }
 func (e *ThrottleError) Unwrap() error { return ErrThrottled }

@@ -237,7 +237,7 @@ func (s *Service) Recharge(ctx context.Context, r ManualRequest) (*Transaction, 
 		return s.store.insert(ctx, tx, t)
 	})
 	if errors.Is(err, ErrThrottled) {
-		return nil, &ThrottleError{RetryAfter: wait}
+		return nil, &ThrottleError{Limit: s.cfg.ThrottleLimit, Window: s.cfg.ThrottleWindow, RetryAfter: wait}
 	}
 	if err != nil {
 		return nil, err

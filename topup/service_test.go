@@ -268,8 +268,8 @@ func TestThrottleWindow(t *testing.T) {
 		refused := manual(op, "593991234567")
 		_, err := e.svc.Recharge(t.Context(), refused)
 		var te *ThrottleError
-		if !errors.As(err, &te) || !errors.Is(err, ErrThrottled) || te.Seconds() != 10 {
-			t.Fatalf("sixth request: err = %v, want ErrThrottled with 10 s to wait", err)
+		if !errors.As(err, &te) || !errors.Is(err, ErrThrottled) || te.Seconds() != 10 || te.Limit != 5 || te.Window != time.Minute {
+			t.Fatalf("sixth request: err = %+v, want ErrThrottled (5 per 60 s) with 10 s to wait", err)
 		}
 		if _, err := e.svc.Recharge(t.Context(), manual(operator("v"), "593991234567")); err != nil {
 			t.Fatalf("another user is throttled by u's requests: %v", err)

@@ -72,7 +72,7 @@ func mapError(err error) *httpx.Error {
 	case status == http.StatusInternalServerError:
 		return nil // httpx answers a 500 without internals and logs err
 	case errors.As(err, &te):
-		return httpx.WrapError(status, fmt.Sprintf("Too many top-up requests: at most %d per minute; retry in %d s", topup.DefaultThrottleLimit, te.Seconds()), err)
+		return httpx.WrapError(status, fmt.Sprintf("Too many top-up requests: at most %d per %d s; retry in %d s", te.Limit, int(te.Window.Seconds()), te.Seconds()), err)
 	case errors.Is(err, topup.ErrDailyLimit):
 		return httpx.WrapError(status, "Daily top-up limit reached", err)
 	case errors.Is(err, topup.ErrActionTokenUsed):
