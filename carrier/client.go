@@ -210,13 +210,14 @@ func maskPassword(data []umsprot.Data) ([]umsprot.Data, bool) {
 }
 
 // interpret applies the specification's success criterion to an answer:
-// a SOAP Fault (in any HTTP status) is a *FaultError; otherwise a non-2xx
-// status or an unreadable document is a *TransportError; STATUS=ERROR or a
-// non-zero ID_CODIGO is an *Error; success needs STATUS=SUCCESS and
-// ID_CODIGO=0 (for the inventory, which moves nothing, STATUS=SUCCESS alone
-// is enough). Anything else leaves the outcome unknown and is reported as
-// ErrMalformedAnswer, so that the top-up service reconciles rather than
-// guesses.
+// a SOAP Fault (in any HTTP status) is a *FaultError; an unreadable document
+// is a *TransportError (ErrBadStatus outside 2xx, ErrMalformedAnswer
+// otherwise); STATUS=ERROR or a non-zero ID_CODIGO is an *Error, whatever the
+// HTTP status, since the carrier's own result code says the top-up did not
+// happen; success needs STATUS=SUCCESS and ID_CODIGO=0 (for the inventory,
+// which moves nothing, STATUS=SUCCESS alone is enough) in a 2xx answer.
+// Anything else leaves the outcome unknown and is a *TransportError, so that
+// the top-up service reconciles rather than guesses.
 func interpret(fn string, httpStatus int, body []byte, res *Result, scrub func(string) string) (*umsprot.Response, error) {
 	ans, derr := umsprot.DecodeAnswer(body)
 	if derr == nil && ans.Fault != nil {
@@ -225,10 +226,12 @@ func interpret(fn string, httpStatus int, body []byte, res *Result, scrub func(s
 		res.Diagnostic = "SOAP fault " + f.Code + ": " + f.String
 		return nil, f
 	}
-	if httpStatus < 200 || httpStatus > 299 {
-		return nil, &TransportError{Op: fn, HTTPStatus: httpStatus, Err: ErrBadStatus}
-	}
+	ok := httpStatus >= 200 && httpStatus <= 299
 	if derr != nil {
+		if !ok {
+			// Not an exec_rsp: an error page of the SPR or of a proxy in front of it.
+			return nil, &TransportError{Op: fn, HTTPStatus: httpStatus, Err: ErrBadStatus}
+		}
 		return nil, &TransportError{Op: fn, HTTPStatus: httpStatus, Err: fmt.Errorf("%w: %s", ErrMalformedAnswer, scrub(derr.Error()))}
 	}
 	rsp := ans.Response
@@ -251,12 +254,21 @@ func interpret(fn string, httpStatus int, body []byte, res *Result, scrub func(s
 	res.Mensaje, _ = field("MENSAJE")
 	res.SystemMessage, _ = field("SYSTEMMESSAGE")
 	if err != nil {
+		if !ok {
+			return nil, &TransportError{Op: fn, HTTPStatus: httpStatus, Err: fmt.Errorf("%w: %w: %s", ErrBadStatus, ErrMalformedAnswer, scrub(err.Error()))}
+		}
 		return nil, &TransportError{Op: fn, HTTPStatus: httpStatus, Err: fmt.Errorf("%w: %s", ErrMalformedAnswer, scrub(err.Error()))}
 	}
 
 	switch {
 	case strings.EqualFold(status, StatusError) || (hasCode && !isZeroCode(code)):
 		return rsp, &Error{Op: fn, Status: status, Code: code, Message: res.Mensaje, SystemMessage: res.SystemMessage}
+	case !ok:
+		// A success, or an undecided answer, under an HTTP error status: the
+		// two layers disagree, so the outcome is unknown and is reconciled
+		// (QueryRecharge) rather than taken as a success.
+		return rsp, &TransportError{Op: fn, HTTPStatus: httpStatus,
+			Err: fmt.Errorf("%w: exec_rsp with STATUS %q and ID_CODIGO %q", ErrBadStatus, status, code)}
 	case strings.EqualFold(status, StatusSuccess) && hasCode:
 		return rsp, nil
 	case strings.EqualFold(status, StatusSuccess) && fn == FunctionQueryInventory:

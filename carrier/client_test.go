@@ -216,6 +216,18 @@ func TestScriptedFailures(t *testing.T) {
 			},
 		},
 		{
+			name: "business error in HTTP 500",
+			reaction: carriertest.Raw(500, `<umsprot version="1"><exec_rsp result="1" diagnostic="rejected">`+
+				`<data name="MENSAJE">no balance</data><data name="ID_CODIGO">1</data><data name="STATUS">ERROR</data></exec_rsp></umsprot>`),
+			outcome: carrier.OutcomeFailed, answered: true,
+			check: func(t *testing.T, err error) {
+				var be *carrier.Error
+				if !errors.As(err, &be) || be.Code != "1" || be.Message != "no balance" || carrier.IsTransport(err) || errors.Is(err, carrier.ErrBadStatus) {
+					t.Errorf("err = %#v, want the carrier's business error", err)
+				}
+			},
+		},
+		{
 			name: "garbage in HTTP 200", reaction: carriertest.Raw(200, "OK"),
 			outcome: carrier.OutcomeUnavailable, answered: true,
 			check: func(t *testing.T, err error) {

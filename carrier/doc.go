@@ -55,7 +55,7 @@
 //     such as soap:350 or Server.350). Outcome: unavailable.
 //   - *TransportError: timeout, connection refused or dropped, unreachable
 //     SPR, OAuth2 token failure, an HTTP status other than 2xx without a
-//     Fault (ErrBadStatus), or an answer that cannot be read
+//     Fault or a business error (ErrBadStatus), or an answer that cannot be read
 //     (ErrMalformedAnswer). It names the function; errors.Is(err,
 //     context.DeadlineExceeded) and IsTimeout hold for every timeout.
 //     Outcome: unavailable.
@@ -92,7 +92,14 @@
 //   - STATUS is compared without regard to case and surrounding space;
 //     ID_CODIGO is zero when it is one or more '0' digits ("0", "00").
 //   - A Fault anywhere in the answer wins over an exec_rsp in the same
-//     document. An exec_rsp in a non-2xx answer is ErrBadStatus.
+//     document.
+//   - An HTTP status outside 2xx does not hide the carrier's own answer: an
+//     exec_rsp with STATUS=ERROR or a non-zero ID_CODIGO is an *Error
+//     (failed) in any HTTP status. A body that is not an exec_rsp keeps the
+//     HTTP error (*TransportError, ErrBadStatus). An exec_rsp saying
+//     SUCCESS, or not deciding, under a non-2xx status is ErrBadStatus too:
+//     the two layers disagree, so the top-up is reconciled rather than
+//     counted. Result.Exchange.HTTPStatus always has the status.
 //   - The exec_rsp may come bare or inside a SOAP envelope; UTF-8 and
 //     ISO-8859-1 are accepted; answers over MaxAnswerSize (1 MiB) or nested
 //     deeper than 64 elements are malformed.

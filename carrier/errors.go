@@ -26,7 +26,8 @@ var (
 	ErrInvalidRequest = errors.New("carrier: invalid request")
 
 	// ErrBadStatus is wrapped by a *TransportError when the SPR answered an
-	// HTTP status other than 2xx without a SOAP Fault in the body.
+	// HTTP status other than 2xx without a SOAP Fault or a business error
+	// (STATUS=ERROR, non-zero ID_CODIGO) in the body.
 	ErrBadStatus = errors.New("carrier: unexpected HTTP status")
 
 	// ErrMalformedAnswer is wrapped by a *TransportError when the answer

@@ -67,6 +67,7 @@ func TestInterpret(t *testing.T) {
 		outcome   string
 		code      string // ID_CODIGO of a business error, faultcode of a fault
 		is        error  // a sentinel errors.Is must find
+		isNot     error  // a sentinel errors.Is must not find
 		idRecarga string
 		mensaje   string
 	}{
@@ -84,8 +85,19 @@ func TestInterpret(t *testing.T) {
 		{name: "server fault in HTTP 500", file: "fault-server.xml", status: 500, kind: fault, outcome: OutcomeUnavailable, code: "soap:Server"},
 		{name: "fault after a success in one document", file: "success-then-fault.xml", status: 200, kind: fault, outcome: OutcomeUnavailable, code: "500"},
 		{name: "fault inside exec_rsp", file: "fault-inside-exec-rsp.xml", status: 200, kind: fault, outcome: OutcomeUnavailable, code: "351"},
-		{name: "success in HTTP 500", file: "success.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus},
-		{name: "HTML error page in HTTP 502", file: "html-error.html", status: 502, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus},
+		// Outside 2xx an exec_rsp still speaks for the carrier: its business error is
+		// failed, not a transport error; a success the HTTP status contradicts stays
+		// unknown (unavailable, reconciled); a body that is no exec_rsp keeps the HTTP error.
+		{name: "business error in HTTP 500", file: "business-error.xml", status: 500, kind: business, outcome: OutcomeFailed, code: "1", mensaje: "no balance"},
+		{name: "business error in HTTP 400", file: "business-error.xml", status: 400, kind: business, outcome: OutcomeFailed, code: "1", mensaje: "no balance"},
+		{name: "non-zero ID_CODIGO in HTTP 503", file: "success-with-nonzero-code.xml", status: 503, kind: business, outcome: OutcomeFailed, code: "7"},
+		{name: "STATUS ERROR without ID_CODIGO in HTTP 500", file: "error-without-code.xml", status: 500, kind: business, outcome: OutcomeFailed, code: ""},
+		{name: "success in HTTP 500", file: "success.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, idRecarga: "700000001"},
+		{name: "STATUS SUCCESS without ID_CODIGO in HTTP 500", file: "success-without-code.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, idRecarga: "700000003"},
+		{name: "STATUS both SUCCESS and ERROR in HTTP 500", file: "conflicting-status.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus},
+		{name: "HTML error page in HTTP 502", file: "html-error.html", status: 502, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
+		{name: "truncated document in HTTP 500", file: "truncated.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
+		{name: "empty body in HTTP 503", file: "empty.xml", status: 503, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
 		{name: "HTML page in HTTP 200", file: "html-error.html", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
 		{name: "garbage", file: "garbage.txt", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
 		{name: "empty body", file: "empty.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
@@ -109,6 +121,9 @@ func TestInterpret(t *testing.T) {
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)
+			}
+			if tt.isNot != nil && errors.Is(err, tt.isNot) {
+				t.Errorf("errors.Is(%v, %v) = true", err, tt.isNot)
 			}
 			if tt.is != ErrIPNotAuthorized && errors.Is(err, ErrIPNotAuthorized) {
 				t.Errorf("%v matches ErrIPNotAuthorized", err)
