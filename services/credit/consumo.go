@@ -22,11 +22,14 @@ import (
 // the credit package. Decisions where the specification is silent:
 //
 //   - Every endpoint answers 200 on success.
-//   - cupo answers {cliente, numero_tarjeta, fecha_activacion, fecha_ultima_compra,
-//     fecha_ultimo_pago, cupos: [{cCodigoTipoCupo, cDescripcionTipoCupo, nCupoDisponible,
-//     nCupoAsignado, nCupoUtilizado, operaciones: [{cCodigoTipoOperacion,
-//     cDescripcionTipoOperacion, nCupoDisponibleOpe}]}]}: one entry per credit line, each
-//     with its operation types.
+//   - cupo answers the flat fields the specification lists: cliente, numero_tarjeta,
+//     fecha_activacion, fecha_ultima_compra, fecha_ultimo_pago, then cCodigoTipoCupo,
+//     cDescripcionTipoCupo, nCupoDisponible, nCupoAsignado, nCupoUtilizado of the first credit
+//     line the creditsystem lists and cCodigoTipoOperacion, cDescripcionTipoOperacion,
+//     nCupoDisponibleOpe of that line's first operation type (each null when there is no
+//     such line or operation type). Beside them, cupos: [{cCodigoTipoCupo, ...,
+//     operaciones: [{cCodigoTipoOperacion, ...}]}] carries every credit line with every
+//     operation type (null when the creditsystem lists none).
 //   - financiacion wraps its options in "alternativas"; cuota_garantia_extendida and
 //     cuota_entrada_minima are always present, null on the options without them.
 //   - confirmar answers tabla_amortizacion and cupos_afectados as arrays of objects, plus
@@ -245,14 +248,31 @@ type tipoCupoJSON struct {
 	Operaciones         []tipoOperacionJSON `json:"operaciones"`
 }
 
+// cupoJSON is the answer of /consumo/cupo: the flat fields of the specification, taken from
+// the first credit line and its first operation type (null when there is none), followed by
+// every credit line with its operation types in cupos.
 type cupoJSON struct {
 	Cliente           *string            `json:"cliente"`
 	NumeroTarjeta     *string            `json:"numero_tarjeta"`
 	FechaActivacion   *creditsystem.Date `json:"fecha_activacion"`
 	FechaUltimaCompra *creditsystem.Date `json:"fecha_ultima_compra"`
 	FechaUltimoPago   *creditsystem.Date `json:"fecha_ultimo_pago"`
-	Cupos             []tipoCupoJSON     `json:"cupos"`
+	tipoCupoFlatJSON
+	tipoOperacionJSON
+	Cupos []tipoCupoJSON `json:"cupos"`
 }
+
+// tipoCupoFlatJSON is a credit line without its operation types (the flat fields of cupoJSON).
+type tipoCupoFlatJSON struct {
+	CodigoTipoCupo      *string         `json:"cCodigoTipoCupo"`
+	DescripcionTipoCupo *string         `json:"cDescripcionTipoCupo"`
+	CupoDisponible      json.RawMessage `json:"nCupoDisponible"`
+	CupoAsignado        json.RawMessage `json:"nCupoAsignado"`
+	CupoUtilizado       json.RawMessage `json:"nCupoUtilizado"`
+}
+
+// null is the JSON null of an absent amount.
+var null = json.RawMessage("null")
 
 // POST /consumo/cupo
 func (h *consumoHandlers) cupo(c *fiber.Ctx) error {
@@ -282,6 +302,18 @@ func (h *consumoHandlers) cupo(c *fiber.Ctx) error {
 			})
 		}
 		out.Cupos = append(out.Cupos, t)
+	}
+	out.tipoCupoFlatJSON = tipoCupoFlatJSON{CupoDisponible: null, CupoAsignado: null, CupoUtilizado: null}
+	out.tipoOperacionJSON = tipoOperacionJSON{CupoDisponibleOpe: null}
+	if len(out.Cupos) > 0 {
+		first := out.Cupos[0]
+		out.tipoCupoFlatJSON = tipoCupoFlatJSON{
+			CodigoTipoCupo: first.CodigoTipoCupo, DescripcionTipoCupo: first.DescripcionTipoCupo,
+			CupoDisponible: first.CupoDisponible, CupoAsignado: first.CupoAsignado, CupoUtilizado: first.CupoUtilizado,
+		}
+		if len(first.Operaciones) > 0 {
+			out.tipoOperacionJSON = first.Operaciones[0]
+		}
 	}
 	return c.JSON(out)
 }

@@ -1049,3 +1049,95 @@ func TestConsumoCaracteristicas(t *testing.T) {
 		})
 	}
 }
+
+// cupoAnswer is a ConsultarTarjeta answer whose oTipoCupoVm holds lineas (raw TipoCupoVm
+// members, or "" for no oTipoCupoVm at all).
+func cupoAnswer(ns, lineas string) []byte {
+	cupos := `<a:oTipoCupoVm i:nil="true"/>`
+	if lineas != "" {
+		cupos = `<a:oTipoCupoVm>` + lineas + `</a:oTipoCupoVm>`
+	}
+	return []byte(`<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>` +
+		`<ConsultarTarjetaResponse xmlns="` + ns + `">` +
+		`<ConsultarTarjetaResult xmlns:a="http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">` +
+		`<a:cCliente>ANA PEREZ</a:cCliente><a:cNumeroTarjeta>` + testTarjeta + `</a:cNumeroTarjeta>` +
+		`<a:dFechaActivacion>2024-05-01T00:00:00</a:dFechaActivacion><a:dFechaUltimaCompra>2025-12-24T00:00:00</a:dFechaUltimaCompra>` +
+		`<a:dFechaUltimoPago>2026-01-05T00:00:00</a:dFechaUltimoPago><a:lError>false</a:lError><a:nNumeroError>0</a:nNumeroError>` +
+		cupos + `</ConsultarTarjetaResult></ConsultarTarjetaResponse></s:Body></s:Envelope>`)
+}
+
+func cupoLinea(codigo, desc, asignado, disponible, utilizado, operaciones string) string {
+	ops := `<a:oTipoOperacionVm i:nil="true"/>`
+	if operaciones != "" {
+		ops = `<a:oTipoOperacionVm>` + operaciones + `</a:oTipoOperacionVm>`
+	}
+	return `<a:TipoCupoVm><a:cCodigoTipoCupo>` + codigo + `</a:cCodigoTipoCupo><a:cDescripcionTipoCupo>` + desc + `</a:cDescripcionTipoCupo>` +
+		`<a:nCupoAsignado>` + asignado + `</a:nCupoAsignado><a:nCupoDisponible>` + disponible + `</a:nCupoDisponible>` +
+		`<a:nCupoUtilizado>` + utilizado + `</a:nCupoUtilizado>` + ops + `</a:TipoCupoVm>`
+}
+
+func cupoOperacion(codigo, desc, disponible string) string {
+	return `<a:TipoOperacionVm><a:cCodigoTipoOperacion>` + codigo + `</a:cCodigoTipoOperacion>` +
+		`<a:cDescripcionTipoOperacion>` + desc + `</a:cDescripcionTipoOperacion>` +
+		`<a:nCupoDisponibleOpe>` + disponible + `</a:nCupoDisponibleOpe></a:TipoOperacionVm>`
+}
+
+// TestConsumoCupoFlatFields: the answer carries the flat fields the specification lists, from
+// the first credit line and its first operation type, beside the nested cupos. Nothing is
+// stored by /cupo, so one engine is enough.
+func TestConsumoCupoFlatFields(t *testing.T) {
+	env := newTestEnv(t, storagetest.SQLite(t))
+	ns := env.cs.Namespace()
+	// Amounts beyond float64's 15-16 significant digits show any float64 on the way.
+	twoLines := cupoLinea("001", "CUPO DIRECTO", "9999999999999999.99", "1234567890123456.78", "8765432109876543.21",
+		cupoOperacion("010", "CONTADO", "1234567890123456.71")+cupoOperacion("020", "DIFERIDO", "5.00")) +
+		cupoLinea("002", "CUPO AVANCE", "100.00", "50.00", "50.00", cupoOperacion("030", "AVANCE", "50.00"))
+	cases := []struct {
+		name   string
+		answer []byte
+		want   map[string]string // flat field -> JSON text
+		cupos  int
+	}{
+		{"first line and its first operation", cupoAnswer(ns, twoLines), map[string]string{
+			"cCodigoTipoCupo": `"001"`, "cDescripcionTipoCupo": `"CUPO DIRECTO"`,
+			"nCupoDisponible": `1234567890123456.78`, "nCupoAsignado": `9999999999999999.99`, "nCupoUtilizado": `8765432109876543.21`,
+			"cCodigoTipoOperacion": `"010"`, "cDescripcionTipoOperacion": `"CONTADO"`, "nCupoDisponibleOpe": `1234567890123456.71`,
+		}, 2},
+		{"line without operation types", cupoAnswer(ns, cupoLinea("001", "CUPO DIRECTO", "10", "2.5", "7.5", "")), map[string]string{
+			"cCodigoTipoCupo": `"001"`, "cDescripcionTipoCupo": `"CUPO DIRECTO"`,
+			"nCupoDisponible": `2.50`, "nCupoAsignado": `10.00`, "nCupoUtilizado": `7.50`,
+			"cCodigoTipoOperacion": `null`, "cDescripcionTipoOperacion": `null`, "nCupoDisponibleOpe": `null`,
+		}, 1},
+		{"no credit lines", cupoAnswer(ns, ""), map[string]string{
+			"cCodigoTipoCupo": `null`, "cDescripcionTipoCupo": `null`,
+			"nCupoDisponible": `null`, "nCupoAsignado": `null`, "nCupoUtilizado": `null`,
+			"cCodigoTipoOperacion": `null`, "cDescripcionTipoOperacion": `null`, "nCupoDisponibleOpe": `null`,
+		}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env.cs.Script("ConsultarTarjeta", creditsystemtest.Respond(200, tc.answer))
+			r := env.consumo("cupo", map[string]any{"codigo_empresa": "000598", "identificacion": testIdentificacion, "numero_tarjeta": testTarjeta})
+			consumoExpect(t, r, 200)
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(r.Body, &m); err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tc.want {
+				if got, ok := m[k]; !ok || string(got) != want {
+					t.Errorf("%s = %s (present %v), want %s", k, got, ok, want)
+				}
+			}
+			for k, want := range map[string]string{"cliente": `"ANA PEREZ"`, "numero_tarjeta": `"` + testTarjeta + `"`,
+				"fecha_activacion": `"2024-05-01"`, "fecha_ultima_compra": `"2025-12-24"`, "fecha_ultimo_pago": `"2026-01-05"`} {
+				if string(m[k]) != want {
+					t.Errorf("%s = %s, want %s", k, m[k], want)
+				}
+			}
+			var cupos []json.RawMessage
+			if err := json.Unmarshal(m["cupos"], &cupos); err != nil || len(cupos) != tc.cupos {
+				t.Fatalf("cupos = %s, want %d nested lines", m["cupos"], tc.cupos)
+			}
+		})
+	}
+}
