@@ -17,6 +17,7 @@ import (
 
 	"github.com/platform/integrations/creditsystem/internal/cartera"
 	"github.com/platform/integrations/creditsystem/internal/central"
+	"github.com/platform/integrations/creditsystem/internal/xsd"
 )
 
 // Defaults of Config.
@@ -225,7 +226,9 @@ func (e *element) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
 		return fmt.Errorf("answer element is {%s}%s, want {%s}%s", start.Name.Space, start.Name.Local, e.name.Space, e.name.Local)
 	}
 	e.seen = true
-	return d.DecodeElement(e.v, &start)
+	// Members are matched by local name: WCF answers may put them under another prefix or
+	// namespace than the WSDL's, and encoding/xml would skip them silently.
+	return xsd.DecodeByLocalName(d, e.v, start)
 }
 
 // soapAction follows WCF: namespace, a slash unless it already ends with one, contract, operation.

@@ -96,6 +96,9 @@
 //   - Close = true on every request and answers closed unread, so no connection is reused:
 //     the doer between gowsdl and the *http.Client (TestConnectionReuse: 100 calls, 1 connection);
 //   - member order: WCF's ordinal order is kept by the WSDL and the generator (TestWCFMemberOrder).
+//   - a member in another namespace than its tag's is skipped without an error by encoding/xml
+//     (an lError = true would read as false): answers are decoded through xsd.DecodeByLocalName,
+//     which matches members by local name (TestAnswerMembersByLocalName).
 //
 // # Decisions where the specification is silent
 //
@@ -114,6 +117,11 @@
 //     DateTime.MinValue (0001-01-01) reads as nil. A nil boolean reads as false.
 //   - Empty optional strings and nil optional amounts are not sent (WCF reads them as null);
 //     booleans are always sent (lAjusteConciliacion = false goes on the wire).
+//   - Answer members are matched by local name whatever their namespace (no prefix, an empty
+//     xmlns, another prefix or URI): WCF's serializer writes members in the DataContract's
+//     namespace, which a vendor may spell differently from the WSDL here. The operation
+//     answer element (<Operation>Response) must still be in Config.SOAPNamespace: an answer
+//     in another namespace is a TransportError, since it is not the answer to our request.
 //   - An answer without a valid Content-Type (httpmock's NewStringResponder writes none) is
 //     read as text/xml, SOAP 1.1's media type.
 //   - Answers larger than 4 MiB, nested deeper than 64 elements or with an element of more
