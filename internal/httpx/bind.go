@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -67,16 +66,14 @@ func RegisterValidation(tag string, fn validator.Func, message string) error {
 }
 
 // Bind decodes the JSON request body into dst (a pointer to a struct) and validates it with the
-// `validate` tags. Every failure is an *Error: 415 when the request declares a Content-Type that
-// is not JSON (application/json or application/*+json; a request without Content-Type is read as
-// JSON, as some HTTP clients send none), 400 with one `errors` entry per problem for an empty,
-// malformed or mistyped body, for a body holding the NUL character (\u0000, which PostgreSQL
-// cannot store) and for each failed rule, naming the JSON field path
-// (e.g. "items[0].cantidad is required"). Unknown fields are ignored.
+// `validate` tags. The body is read as JSON whatever Content-Type the request declares (none,
+// text/plain, a form type...): callers and tools often send JSON under another type, and a body
+// that is not JSON gets the same 400 as malformed JSON, never a 415. Every failure is a 400
+// *Error with one `errors` entry per problem: an empty, malformed or mistyped body, a body
+// holding the NUL character (\u0000, which PostgreSQL cannot store), and each failed rule,
+// naming the field by its full JSON path (e.g. "items[0].cantidad is required",
+// "extra_fields.x must be ..."). Unknown fields are ignored.
 func Bind(c *fiber.Ctx, dst any) error {
-	if ct := c.Get(fiber.HeaderContentType); ct != "" && !isJSON(ct) {
-		return NewError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		return ValidationError("request body is required")
@@ -167,14 +164,6 @@ func topField(problem string) string {
 		return problem[:i]
 	}
 	return problem
-}
-
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 func decodeProblem(err error) string {

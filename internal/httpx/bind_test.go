@@ -1,6 +1,7 @@
 package httpx_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -183,4 +184,72 @@ func ExampleBind() {
 	fmt.Println(res.StatusCode, string(body))
 	// Output:
 	// 400 {"status":"error","statusCode":400,"message":"Validation failed","errors":["identificacion is required","monto must be a numeric string"]}
+}
+
+// bindApp answers 200 with the decoded body of POST / bound into a fresh T, or Bind's error.
+func bindApp[T any](t *testing.T) *fiber.App {
+	t.Helper()
+	app := httpx.New(httpx.Config{Service: "bind-test"})
+	app.Post("/", func(c *fiber.Ctx) error {
+		var dst T
+		if err := httpx.Bind(c, &dst); err != nil {
+			return err
+		}
+		return c.JSON(dst)
+	})
+	return app
+}
+
+// post sends body to app with the given Content-Type ("" for none) and returns the status and
+// the decoded answer.
+func bindPost(t *testing.T, app *fiber.App, contentType, body string) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	req.Header.Del("Content-Type")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := app.Test(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+		t.Fatalf("answer %d is not a JSON object: %v", res.StatusCode, err)
+	}
+	return res.StatusCode, m
+}
+
+// TestBindReadsJSONWhateverTheContentType: the body is JSON whatever the request declares; a
+// body that is not JSON is the 400 of malformed JSON, never a 415.
+func TestBindReadsJSONWhateverTheContentType(t *testing.T) {
+	type body struct {
+		Monto string `json:"monto" validate:"required,numeric_string"`
+	}
+	app := bindApp[body](t)
+	contentTypes := []string{"", "application/json", "application/json; charset=utf-8", "text/plain",
+		"application/x-www-form-urlencoded", "application/xml", "not a media type"}
+	for _, ct := range contentTypes {
+		t.Run(fmt.Sprintf("%q/valid JSON is decoded", ct), func(t *testing.T) {
+			status, m := bindPost(t, app, ct, `{"monto":"12.50"}`)
+			if status != http.StatusOK || m["monto"] != "12.50" {
+				t.Fatalf("status %d, answer %v; want 200 with the decoded body", status, m)
+			}
+		})
+		t.Run(fmt.Sprintf("%q/not JSON is 400", ct), func(t *testing.T) {
+			status, m := bindPost(t, app, ct, `monto=12.50`)
+			got := errorsOf(m)
+			if status != http.StatusBadRequest || m["status"] != "error" || m["message"] != httpx.ValidationMessage ||
+				len(got) != 1 || got[0] != "request body is not valid JSON" {
+				t.Fatalf("status %d, answer %v; want 400 \"request body is not valid JSON\" in the envelope", status, m)
+			}
+		})
+		t.Run(fmt.Sprintf("%q/JSON breaking a rule is 400", ct), func(t *testing.T) {
+			status, m := bindPost(t, app, ct, `{"monto":"doce"}`)
+			if got := errorsOf(m); status != http.StatusBadRequest || len(got) != 1 || got[0] != "monto must be a numeric string" {
+				t.Fatalf("status %d, answer %v", status, m)
+			}
+		})
+	}
 }

@@ -781,8 +781,18 @@ func TestClientsBadInput(t *testing.T) {
 				t.Fatalf("a rejected update changed the client: %v", after)
 			}
 		})
-		t.Run("wrong content type", func(t *testing.T) {
-			expectError(t, env.do("POST", clientsPath, "codigo_empresa=1", env.userToken(), "Content-Type", "application/x-www-form-urlencoded"), http.StatusUnsupportedMediaType)
+		t.Run("a body that is not JSON is 400 whatever its Content-Type", func(t *testing.T) {
+			m := expectError(t, env.do("POST", clientsPath, "codigo_empresa=1", env.userToken(), "Content-Type", "application/x-www-form-urlencoded"), http.StatusBadRequest)
+			if errs, _ := m["errors"].([]any); len(errs) != 1 || errs[0] != "request body is not valid JSON" {
+				t.Fatalf("errors %v", m["errors"])
+			}
+		})
+		t.Run("a JSON body under another Content-Type is read as JSON", func(t *testing.T) {
+			body, _ := json.Marshal(newClientBody("1200000004"))
+			r := env.do("POST", clientsPath, body, env.userToken(), "Content-Type", "text/plain")
+			if r.Status != http.StatusCreated {
+				t.Fatalf("status %d, want 201: %s", r.Status, r.Body)
+			}
 		})
 		t.Run("duplicate is 409", func(t *testing.T) {
 			body := newClientBody("1200000003")
