@@ -3,6 +3,7 @@ package creditsystem_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,4 +92,63 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// resultAnswer writes an answer of op whose result element is inner (the whole element,
+// or nothing when inner is empty).
+func resultAnswer(tc opCase, inner string) []byte {
+	return []byte(`<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><` + tc.op + `Response xmlns="http://tempuri.org/">` +
+		inner + `</` + tc.op + `Response></s:Body></s:Envelope>`)
+}
+
+// A result is nil only when its element is xsi:nil, absent or empty (translation rule 5);
+// a result whose members all hold zero values (lError false, everything else nil) is an
+// answer, not a missing one.
+func TestResultNilOnlyWhenNilAbsentOrEmpty(t *testing.T) {
+	open := func(tc opCase) string {
+		return `<` + tc.op + `Result xmlns:a="` + tc.dcns + `" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">`
+	}
+	cases := []struct {
+		name      string
+		result    func(tc opCase) string
+		wantValue bool
+	}{
+		{"lError false and every other member nil", func(tc opCase) string {
+			b := nilAnswer(tc, false)
+			return strings.Replace(string(b), `<a:nNumeroError>0</a:nNumeroError>`, `<a:nNumeroError i:nil="true"/>`, 1)
+		}, true},
+		{"only lError false", func(tc opCase) string {
+			return open(tc) + `<a:lError>false</a:lError></` + tc.op + `Result>`
+		}, true},
+		{"xsi:nil", func(tc opCase) string {
+			return `<` + tc.op + `Result i:nil="true" xmlns:i="http://www.w3.org/2001/XMLSchema-instance"/>`
+		}, false},
+		{"absent", func(opCase) string { return "" }, false},
+		{"empty element", func(tc opCase) string { return `<` + tc.op + `Result/>` }, false},
+		{"element with blanks only", func(tc opCase) string { return open(tc) + "\n  </" + tc.op + `Result>` }, false},
+	}
+	for _, tc := range cases {
+		for _, oc := range operations {
+			t.Run(tc.name+"/"+oc.op, func(t *testing.T) {
+				srv, c := newFake(t)
+				p := oc.prepare(t, t.Context(), c)
+				body := tc.result(oc)
+				if !strings.HasPrefix(body, "<s:Envelope") {
+					body = string(resultAnswer(oc, body))
+				}
+				srv.Script(oc.op, creditsystemtest.Respond(200, []byte(body)))
+				res, err := oc.call(t.Context(), c, p)
+				if tc.wantValue {
+					if err != nil || reflect.ValueOf(res).IsNil() {
+						t.Fatalf("res = %v, err = %v; want an answer", res, err)
+					}
+					return
+				}
+				var te *creditsystem.TransportError
+				if !errors.As(err, &te) || !strings.Contains(te.Error(), "nil or missing result") {
+					t.Fatalf("err = %v, want the nil-result transport error", err)
+				}
+			})
+		}
+	}
 }

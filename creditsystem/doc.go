@@ -47,7 +47,10 @@
 //   - GrabarAutorizacion sends Config.OTPBypass as cCodigoOtp when Otp is empty;
 //   - GrabarConsumo sends "0" (NoOTP) as cCodigoOtp when Otp is empty;
 //   - every answer member that is xsi:nil or empty is nil in the answer types (pointers and
-//     nil slices), never a zero value.
+//     nil slices), never a zero value. A result (or a complex member) is nil only when its
+//     element is xsi:nil, absent or empty (no child element); one with child elements is a
+//     value even when every member it carries is false, zero or nil
+//     (TestResultNilOnlyWhenNilAbsentOrEmpty).
 //
 // Every answer also carries Raw (RawAnswer): the SOAP envelope as received (XML) and, as JSON,
 // the result DataContract with the SOAP member names, for audit columns such as

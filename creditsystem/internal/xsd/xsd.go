@@ -12,7 +12,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"reflect"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -374,7 +374,9 @@ func clip(s string) string {
 
 // Ptr is a nillable DataContract member (a complex type or a list). encoding/xml allocates a
 // pointer for <x i:nil="true"/> and for <x/>, so a plain *T cannot tell them from a value;
-// Ptr leaves V nil for both, as the specification's "nil or empty becomes null" asks.
+// Ptr leaves V nil for both, as the specification's "nil or empty becomes null" asks, and
+// for an absent element. An element with at least one child element is a value, even when
+// every member it carries is a zero value (<x><lError>false</lError></x>).
 type Ptr[T any] struct {
 	V *T
 }
@@ -404,22 +406,69 @@ func (p Ptr[T]) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return e.EncodeElement(p.V, start)
 }
 
-// UnmarshalXML implements xml.Unmarshaler.
+// UnmarshalXML implements xml.Unmarshaler. Whether the element is empty is decided by its
+// tokens, not by the decoded value: a value whose members all decode to zero is still a value.
 func (p *Ptr[T]) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
+	p.V = nil
 	if isNil(start) {
-		p.V = nil
 		return d.Skip()
 	}
-	v := new(T)
-	if err := d.DecodeElement(v, &start); err != nil {
-		return err
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.EndElement:
+			return nil // no child element: an empty element
+		case xml.StartElement:
+			// The first child is already read: replay start and it in front of the rest.
+			v := new(T)
+			r := &replay{toks: []xml.Token{start.Copy(), t.Copy()}, d: d}
+			if err := xml.NewTokenDecoder(r).Decode(v); err != nil {
+				return err
+			}
+			p.V = v
+			return nil
+		}
+		// Character data, comments and processing instructions are not content of a
+		// complex type.
 	}
-	if reflect.ValueOf(v).Elem().IsZero() {
-		p.V = nil // an empty element: no member had a value
-		return nil
+}
+
+// replay yields toks and then the tokens of d up to the end element that closes toks[0].
+type replay struct {
+	toks  []xml.Token
+	d     *xml.Decoder
+	depth int
+}
+
+func (r *replay) Token() (xml.Token, error) {
+	var tok xml.Token
+	if len(r.toks) > 0 {
+		tok, r.toks = r.toks[0], r.toks[1:]
+	} else {
+		if r.depth == 0 {
+			return nil, io.EOF
+		}
+		t, err := r.d.Token()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		tok = t
 	}
-	p.V = v
-	return nil
+	switch t := tok.(type) {
+	case xml.StartElement:
+		r.depth++
+	case xml.EndElement:
+		r.depth--
+	case xml.CharData:
+		return t.Copy(), nil
+	}
+	return tok, nil
 }
 
 // MarshalJSON writes null for a nil value.

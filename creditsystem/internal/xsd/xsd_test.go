@@ -35,6 +35,17 @@ func TestDecode(t *testing.T) {
 		{"xsi:nil", `<r ` + xsi + `><s i:nil="true"/><d i:nil="true"/><i i:nil="true"/><dt i:nil="true"/><p i:nil="true"><x>ignored</x></p></r>`, allNil},
 		{"empty", `<r><s/><d></d><i> </i><dt/><p/></r>`, allNil},
 		{"absent", `<r/>`, allNil},
+		{"complex with blanks and a comment only", `<r><p> <!-- nothing --> </p></r>`, allNil},
+		{"complex whose members are all zero", `<r><p><x/></p></r>`, func(t *testing.T, d doc) {
+			if d.P.V == nil || d.P.V.X.Valid {
+				t.Errorf("P = %+v, want a value with an invalid X", d.P.V)
+			}
+		}},
+		{"complex whose members are all nil", `<r ` + xsi + `><p><x i:nil="true"/></p></r>`, func(t *testing.T, d doc) {
+			if d.P.V == nil {
+				t.Error("P = nil, want a value")
+			}
+		}},
 		{"DateTime.MinValue", `<r><dt>0001-01-01T00:00:00</dt></r>`, allNil},
 		{"date with zone", `<r><dt>2025-03-10T23:59:59.1234567-05:00</dt></r>`, func(t *testing.T, d doc) {
 			if d.Dt.String() != "2025-03-10" {
