@@ -28,6 +28,8 @@ func businessError(op string, lError bool, numero xsd.Int, texto xsd.String) err
 
 // ConsultarTarjetaRequest asks for a customer's credit lines (POST /consumo/cupo).
 type ConsultarTarjetaRequest struct {
+	// Identificacion is the customer's identification number. It is sent as
+	// cNumeroIdentificacion, and as cNumeroTarjeta when NumeroTarjeta is empty.
 	Identificacion string
 	NumeroTarjeta  string // optional; Identificacion is sent in its place when empty
 }
@@ -47,10 +49,11 @@ type ConsultarTarjetaResponse struct {
 func (c *Client) ConsultarTarjeta(ctx context.Context, req ConsultarTarjetaRequest) (*ConsultarTarjetaResponse, error) {
 	const op = "ConsultarTarjeta"
 	in := &cartera.ConsultarTarjeta{OSolicitud: xsd.NewPtr(&cartera.SolicitudConsultarTarjetaVm{
-		CCodigoEmpresa: xsd.NewString(c.cfg.CodigoEmpresa),
-		CNumeroTarjeta: xsd.NewString(cmp.Or(req.NumeroTarjeta, req.Identificacion)),
-		CTerminal:      xsd.NewString(c.cfg.Terminal),
-		CUsuario:       xsd.NewString(c.cfg.Usuario),
+		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
+		CNumeroIdentificacion: xsd.NewString(req.Identificacion),
+		CNumeroTarjeta:        xsd.NewString(cmp.Or(req.NumeroTarjeta, req.Identificacion)),
+		CTerminal:             xsd.NewString(c.cfg.Terminal),
+		CUsuario:              xsd.NewString(c.cfg.Usuario),
 	})}
 	out := &cartera.ConsultarTarjetaResponse{}
 	body, status, err := c.call(ctx, c.cartera, op, in, out)

@@ -152,3 +152,34 @@ func TestResultNilOnlyWhenNilAbsentOrEmpty(t *testing.T) {
 		}
 	}
 }
+
+// Translation rule 1 on ConsultarTarjeta: cNumeroTarjeta is the card when given, otherwise the
+// identification, and the identification always goes as cNumeroIdentificacion.
+func TestConsultarTarjetaIdentificacion(t *testing.T) {
+	cases := []struct {
+		name               string
+		req                creditsystem.ConsultarTarjetaRequest
+		wantTarjeta        string
+		wantIdentificacion string // "" means not sent
+	}{
+		{"identificacion only", creditsystem.ConsultarTarjetaRequest{Identificacion: ident1}, ident1, ident1},
+		{"card and identificacion", creditsystem.ConsultarTarjetaRequest{Identificacion: ident1, NumeroTarjeta: card1}, card1, ident1},
+		{"card only", creditsystem.ConsultarTarjetaRequest{NumeroTarjeta: card1}, card1, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := newFake(t)
+			if _, err := c.ConsultarTarjeta(t.Context(), tc.req); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := srv.LastRequest("ConsultarTarjeta")
+			if got := r.Fields["cNumeroTarjeta"]; got != tc.wantTarjeta {
+				t.Errorf("cNumeroTarjeta = %q, want %q", got, tc.wantTarjeta)
+			}
+			got, sent := r.Field("cNumeroIdentificacion")
+			if got != tc.wantIdentificacion || sent != (tc.wantIdentificacion != "") {
+				t.Errorf("cNumeroIdentificacion = %q (sent %t), want %q", got, sent, tc.wantIdentificacion)
+			}
+		})
+	}
+}

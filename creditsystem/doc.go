@@ -43,7 +43,9 @@
 // The translation rules of the specification are the client's:
 //   - cUsuario, cCodigoEmpresa and cTerminal come from Config, never from a request;
 //   - cNumeroTarjeta is NumeroTarjeta when given, otherwise Identificacion (authorization,
-//     confirmation, reversals, credit-line query);
+//     confirmation, reversals, credit-line query), and cNumeroIdentificacion is
+//     Identificacion (credit-line query, authorization, confirmation, authorization
+//     reversal), so that the customer's identification number is always on the wire;
 //   - GrabarAutorizacion sends Config.OTPBypass as cCodigoOtp when Otp is empty;
 //   - GrabarConsumo sends "0" (NoOTP) as cCodigoOtp when Otp is empty;
 //   - every answer member that is xsi:nil or empty is nil in the answer types (pointers and

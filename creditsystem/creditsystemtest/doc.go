@@ -29,6 +29,8 @@
 //
 //	input                                             outcome
 //	identificacion or card 0000000002                 nNumeroError 2, customer without card
+//	                                                  (cNumeroTarjeta or cNumeroIdentificacion:
+//	                                                  either field wins over the other)
 //	GrabarAutorizacion nMonto 666.66                  lError true, nNumeroError 51, "Cupo insuficiente"
 //	GrabarAutorizacion nMonto 504.04                  no answer until the caller gives up (nothing recorded)
 //	GrabarConsumo cCodigoOtp 000000                   lError true, nNumeroError 60, invalid OTP

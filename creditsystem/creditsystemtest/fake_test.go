@@ -628,3 +628,37 @@ func TestWithFirstAuthorizationAdoptsEarlierRuns(t *testing.T) {
 		}
 	})
 }
+
+// ConsultarTarjeta carries the card in cNumeroTarjeta and the identification in
+// cNumeroIdentificacion; the magic customer without card wins in either field.
+func TestConsultarTarjetaMagicInEitherField(t *testing.T) {
+	magic := creditsystemtest.MagicCardNotFound
+	cases := []struct {
+		name         string
+		req          creditsystem.ConsultarTarjetaRequest
+		wantNotFound bool
+	}{
+		{"magic identificacion, no card", creditsystem.ConsultarTarjetaRequest{Identificacion: magic}, true},
+		{"magic identificacion with a card number", creditsystem.ConsultarTarjetaRequest{Identificacion: magic, NumeroTarjeta: "0911111111"}, true},
+		{"magic card with another identificacion", creditsystem.ConsultarTarjetaRequest{Identificacion: cliente, NumeroTarjeta: magic}, true},
+		{"magic card, no identificacion", creditsystem.ConsultarTarjetaRequest{NumeroTarjeta: magic}, true},
+		{"neither is magic", creditsystem.ConsultarTarjetaRequest{Identificacion: cliente, NumeroTarjeta: "0911111111"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := newFake(t, 2*time.Second)
+			res, err := c.ConsultarTarjeta(t.Context(), tc.req)
+			if tc.wantNotFound {
+				if !errors.Is(err, creditsystem.ErrCardNotFound) || businessCode(err) != 2 {
+					t.Fatalf("err = %v, want nNumeroError 2", err)
+				}
+			} else if err != nil || res.NumeroTarjeta == nil || *res.NumeroTarjeta != tc.req.NumeroTarjeta {
+				t.Fatalf("res = %+v, err = %v", res, err)
+			}
+			r, _ := srv.LastRequest("ConsultarTarjeta")
+			if tc.req.Identificacion != "" && r.Fields["cNumeroIdentificacion"] != tc.req.Identificacion {
+				t.Errorf("cNumeroIdentificacion = %q, want %q", r.Fields["cNumeroIdentificacion"], tc.req.Identificacion)
+			}
+		})
+	}
+}

@@ -97,7 +97,8 @@ var specs = map[string]opSpec{
 			if err := access(s.CUsuario, s.CCodigoEmpresa, &s.CTerminal); err != nil {
 				return fail(err)
 			}
-			c, err := b.card(s.CNumeroTarjeta.Value, "")
+			// The magic customer without card wins in either field.
+			c, err := b.card(s.CNumeroTarjeta.Value, s.CNumeroIdentificacion.Value)
 			if err != nil {
 				return fail(err)
 			}

@@ -116,6 +116,8 @@ type GrabarReversoPagoTarjetaResponse struct {
 type SolicitudConsultarTarjetaVm struct {
 	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
 
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+
 	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
 
 	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
