@@ -99,8 +99,10 @@
 // recharge-success, recharge-failed, recharge-unavailable or recharge-invalid-invoice, whose
 // args embed [Notification] with the recipients de-duplicated (notification_email, the
 // operator's e-mail, OPERATIONS_EMAIL; invalid invoices: notification_email and operations).
-// A change with no recipient at all enqueues nothing. [AddNotificationWorkers] registers the
-// River workers that hand each notification to a [Sender] (the e-mail sender).
+// The job is inserted even when it has no recipient at all (no notification_email, no
+// operator e-mail, no OPERATIONS_EMAIL): the worker decides, and completes such a job without
+// calling the Sender. [AddNotificationWorkers] registers the River workers that hand each
+// notification to a [Sender] (the e-mail sender).
 //
 // # Reconciler
 //

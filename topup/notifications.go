@@ -26,7 +26,9 @@ const (
 
 // Notification is the payload of every notification job: enough for an e-mail without reading
 // the database again. Recipients are already de-duplicated (case-insensitively, first spelling
-// kept) and never empty: OPERATIONS_EMAIL is always among them when configured.
+// kept). They may be empty (no notification_email, no operator e-mail, no OPERATIONS_EMAIL):
+// the job is inserted all the same, so that every announced status change has its job, and
+// the worker completes it without sending anything.
 type Notification struct {
 	Event                 string    `json:"event"`
 	Recipients            []string  `json:"recipients"`
@@ -99,7 +101,8 @@ type Enqueuer interface {
 }
 
 // Sender delivers one notification (the e-mail worker of the notifications issue). An error
-// makes River retry the job with backoff.
+// makes River retry the job with backoff. It is never called with an empty Recipients: the
+// worker completes such a job without calling it.
 type Sender interface {
 	Send(ctx context.Context, n Notification) error
 }
@@ -134,8 +137,14 @@ type notificationWorker[T notificationArgs] struct {
 	s Sender
 }
 
+// Work hands the notification to the Sender, or completes the job without sending when it
+// has no recipient: the decision is taken here, when the job runs, not when it is inserted.
 func (w *notificationWorker[T]) Work(ctx context.Context, job *river.Job[T]) error {
-	return w.s.Send(ctx, job.Args.notification())
+	n := job.Args.notification()
+	if len(n.Recipients) == 0 {
+		return nil
+	}
+	return w.s.Send(ctx, n)
 }
 
 // Recipients de-duplicates addresses case-insensitively, trimming blanks and dropping empty

@@ -346,10 +346,11 @@ func callOf(id uuid.UUID, res *carrier.Result, outcome, diagnostic string, now t
 	return c
 }
 
-// notify enqueues, inside tx, the job announcing t's current status, if any.
+// notify enqueues, inside tx, the job announcing t's current status, if the status announces
+// anything. The job is inserted even with no recipient: the worker skips those.
 func (s *Service) notify(ctx context.Context, tx bun.Tx, t *Transaction) error {
 	n, ok := notificationFor(t, s.cfg.OperationsEmail, s.now())
-	if !ok || len(n.Recipients) == 0 {
+	if !ok {
 		return nil
 	}
 	args, err := n.Args()
