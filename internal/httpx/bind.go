@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,12 +82,14 @@ func Bind(c *fiber.Ctx, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) {
-			// encoding/json reports only the first mistyped member; name every one of them, then
-			// the rules the other members break (the decoder filled those in).
-			if problems := typeProblems(body, dst); len(problems) > 0 {
-				return ValidationError(append(problems, ruleProblems(dst, problems)...)...)
+		var syn *json.SyntaxError
+		if !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			// encoding/json reports only the first mistyped member, without array indexes or map
+			// keys; name every one of them by its JSON path, then the rules the other members
+			// break (the decoder filled those in).
+			if typed := typeProblems(body, dst); len(typed) > 0 {
+				problems := texts(typed)
+				return ValidationError(append(problems, ruleProblems(dst, typed)...)...)
 			}
 		}
 		return ValidationError(decodeProblem(err))
@@ -131,39 +135,55 @@ func Validate(v any) error {
 		// InvalidValidationError: dst is not a struct, a programming error.
 		return WrapError(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError), err)
 	}
+	root := reflect.TypeOf(v)
 	problems := make([]string, 0, len(verrs))
 	for _, fe := range verrs {
-		problems = append(problems, describe(fe))
+		problems = append(problems, describe(root, fe).text)
 	}
 	return ValidationError(problems...)
 }
 
-// ruleProblems are the failed `validate` rules of dst, except those of the members already
-// named in typed (a mistyped member would otherwise also read as "is required").
-func ruleProblems(dst any, typed []string) []string {
+// problem is one `errors` entry and the JSON path of the member it names ("" for the body).
+type problem struct {
+	path string
+	text string
+}
+
+func texts(ps []problem) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.text
+	}
+	return out
+}
+
+// ruleProblems are the failed `validate` rules of dst, except those of the top-level members
+// that hold a mistyped value (a mistyped member would otherwise also read as "is required").
+func ruleProblems(dst any, typed []problem) []string {
 	var verrs validator.ValidationErrors
 	if !errors.As(validate.Struct(dst), &verrs) {
 		return nil
 	}
 	mistyped := map[string]bool{}
-	for _, p := range typed {
-		mistyped[topField(p)] = true
+	for _, t := range typed {
+		mistyped[topMember(t.path)] = true
 	}
+	root := reflect.TypeOf(dst)
 	var out []string
 	for _, fe := range verrs {
-		if p := describe(fe); !mistyped[topField(p)] {
-			out = append(out, p)
+		if p := describe(root, fe); !mistyped[topMember(p.path)] {
+			out = append(out, p.text)
 		}
 	}
 	return out
 }
 
-// topField is the top-level member a problem names ("items[0].cantidad ..." -> "items").
-func topField(problem string) string {
-	if i := strings.IndexAny(problem, " .["); i >= 0 {
-		return problem[:i]
+// topMember is the top-level member of a JSON path ("items[0].cantidad" -> "items").
+func topMember(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
 	}
-	return problem
+	return path
 }
 
 func decodeProblem(err error) string {
@@ -183,11 +203,13 @@ func decodeProblem(err error) string {
 	}
 }
 
-// typeProblems decodes each member of the JSON object body on its own into the matching field of
-// the struct dst points to (matched like encoding/json: exact name first, then ignoring case) and
-// returns one problem per member of the wrong type, in field order. It returns nil when dst is
-// not a pointer to a struct or body is not an object.
-func typeProblems(body []byte, dst any) []string {
+// typeProblems decodes every member of the JSON object body on its own, down to the leaves,
+// into the matching field of the struct dst points to (fields matched like encoding/json: exact
+// name first, then ignoring case; fields of embedded structs promoted) and returns one problem
+// per value that does not fit, named by its JSON path (items[1].cantidad, extra_fields.valor_1),
+// in field order (map keys sorted). It returns nil when dst is not a pointer to a struct or body
+// is not an object.
+func typeProblems(body []byte, dst any) []problem {
 	t := reflect.TypeOf(dst)
 	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return nil
@@ -196,55 +218,163 @@ func typeProblems(body []byte, dst any) []string {
 	if json.Unmarshal(body, &members) != nil {
 		return nil
 	}
-	t = t.Elem()
-	var problems []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" || (f.Anonymous && name == "") {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		raw, ok := members[name]
-		if !ok {
-			for k, v := range members {
-				if strings.EqualFold(k, name) {
-					raw, ok = v, true
-					break
-				}
-			}
-		}
-		if !ok {
-			continue
-		}
-		var elems []json.RawMessage
-		if f.Type.Kind() == reflect.Slice && json.Unmarshal(raw, &elems) == nil {
-			// encoding/json names no index inside arrays: decode element by element so the
-			// problem reads items[1].cantidad, like the rule problems do.
-			for i, e := range elems {
-				problems = appendTypeProblem(problems, fmt.Sprintf("%s[%d]", name, i), json.Unmarshal(e, reflect.New(f.Type.Elem()).Interface()))
-			}
-			continue
-		}
-		problems = appendTypeProblem(problems, name, json.Unmarshal(raw, reflect.New(f.Type).Interface()))
-	}
-	return problems
+	return typeProblemsAt(nil, "", t.Elem(), body)
 }
 
-// appendTypeProblem adds the problem of decoding the member at path (nil err: none).
-func appendTypeProblem(problems []string, path string, err error) []string {
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// typeProblemsAt appends the problems of decoding raw into a value of type t at path.
+func typeProblemsAt(problems []problem, path string, t reflect.Type, raw json.RawMessage) []problem {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return problems // null fits every type
+	}
+	leaf := func() []problem {
+		return appendTypeProblem(problems, path, json.Unmarshal(raw, reflect.New(t).Interface()))
+	}
+	for {
+		// A type that decodes itself (decimal.Decimal, time.Time...) is one value.
+		if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+			return leaf()
+		}
+		if t.Kind() != reflect.Pointer {
+			break
+		}
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return leaf()
+		}
+		for _, f := range jsonFields(t) {
+			if v, ok := memberOf(members, f.name); ok {
+				problems = typeProblemsAt(problems, joinPath(path, f.name), f.typ, v)
+			}
+		}
+		return problems
+	case reflect.Slice, reflect.Array:
+		var elems []json.RawMessage
+		if t.Elem().Kind() == reflect.Uint8 || json.Unmarshal(raw, &elems) != nil {
+			return leaf() // []byte is base64 text
+		}
+		for i, e := range elems {
+			problems = typeProblemsAt(problems, fmt.Sprintf("%s[%d]", path, i), t.Elem(), e)
+		}
+		return problems
+	case reflect.Map:
+		var members map[string]json.RawMessage
+		if t.Key().Kind() != reflect.String || json.Unmarshal(raw, &members) != nil {
+			return leaf()
+		}
+		for _, k := range slices.Sorted(maps.Keys(members)) {
+			problems = typeProblemsAt(problems, joinPath(path, k), t.Elem(), members[k])
+		}
+		return problems
+	case reflect.Interface:
+		return problems // any JSON value fits
+	}
+	return leaf()
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// memberOf finds the member for the field name like encoding/json: exact name first, then
+// ignoring case.
+func memberOf(members map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	if v, ok := members[name]; ok {
+		return v, true
+	}
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		if strings.EqualFold(k, name) {
+			return members[k], true
+		}
+	}
+	return nil, false
+}
+
+// jsonField is a struct field as encoding/json sees it.
+type jsonField struct {
+	name string
+	typ  reflect.Type
+}
+
+// jsonFields lists the JSON members of struct type t in field order, with the fields of
+// embedded structs without a JSON name promoted (the shallowest field wins a name, as in
+// encoding/json).
+func jsonFields(t reflect.Type) []jsonField {
+	type found struct {
+		jsonField
+		depth int
+	}
+	var all []found
+	var walk func(t reflect.Type, depth int)
+	walk = func(t reflect.Type, depth int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if f.Anonymous {
+				if name == "" && ft.Kind() == reflect.Struct {
+					if depth < 8 {
+						walk(ft, depth+1)
+					}
+					continue
+				}
+				if !f.IsExported() {
+					continue
+				}
+			} else if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			all = append(all, found{jsonField{name, f.Type}, depth})
+		}
+	}
+	walk(t, 0)
+	best := map[string]int{}
+	for _, f := range all {
+		if d, ok := best[f.name]; !ok || f.depth < d {
+			best[f.name] = f.depth
+		}
+	}
+	var out []jsonField
+	for _, f := range all {
+		if d, ok := best[f.name]; ok && d == f.depth {
+			out = append(out, f.jsonField)
+			delete(best, f.name)
+		}
+	}
+	return out
+}
+
+// appendTypeProblem adds the problem of decoding the value at path (nil err: none).
+func appendTypeProblem(problems []problem, path string, err error) []problem {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return problems
 	case errors.As(err, &typ) && typ.Field != "":
-		return append(problems, path+"."+typ.Field+" must be "+article(jsonKind(typ.Type)))
+		p := joinPath(path, typ.Field)
+		return append(problems, problem{p, p + " must be " + article(jsonKind(typ.Type))})
 	case errors.As(err, &typ):
-		return append(problems, path+" must be "+article(jsonKind(typ.Type)))
+		return append(problems, problem{path, path + " must be " + article(jsonKind(typ.Type))})
 	}
-	return append(problems, path+" has an invalid value")
+	return append(problems, problem{path, path + " has an invalid value"})
 }
 
 func jsonKind(t reflect.Type) string {
@@ -279,17 +409,106 @@ func article(kind string) string {
 	return "a " + kind
 }
 
-// fieldPath is the JSON path of the failed field without the top-level struct name.
-func fieldPath(fe validator.FieldError) string {
+// fieldPath is the JSON path of the failed field: the validator's namespace without the
+// top-level struct, with the members of embedded structs promoted as encoding/json promotes
+// them and map keys written as members (extra_fields.x, not extra_fields[x]). root is the type
+// that was validated.
+func fieldPath(root reflect.Type, fe validator.FieldError) string {
 	ns := fe.Namespace()
-	if _, rest, ok := strings.Cut(ns, "."); ok {
-		return rest
+	i := strings.IndexAny(ns, ".[")
+	if i < 0 {
+		return ns
 	}
-	return ns
+	if root != nil {
+		if p, ok := jsonPath(root, ns[i:]); ok && p != "" {
+			return strings.TrimPrefix(p, ".")
+		}
+	}
+	return strings.TrimPrefix(ns[i:], ".")
 }
 
-func describe(fe validator.FieldError) string {
-	f := fieldPath(fe)
+// jsonPath rewrites the rest of a validator namespace (".items[0].codigo", ".Base.codigo",
+// ".extra_fields[x]") walking type t; ok is false when the namespace does not fit t.
+func jsonPath(t reflect.Type, ns string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if ns == "" {
+		return "", true
+	}
+	switch {
+	case ns[0] == '.' && t.Kind() == reflect.Struct:
+		rest := ns[1:]
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 {
+			end = len(rest)
+		}
+		f, ok := validatorField(t, rest[:end])
+		if !ok {
+			return "", false
+		}
+		sub, ok := jsonPath(f.Type, rest[end:])
+		if !ok {
+			return "", false
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			return sub, true // promoted, as encoding/json decodes it
+		}
+		if name == "" || name == "-" {
+			name = f.Name
+		}
+		return "." + name + sub, true
+	case ns[0] == '[' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		end := strings.IndexByte(ns, ']')
+		if end < 0 {
+			return "", false
+		}
+		sub, ok := jsonPath(t.Elem(), ns[end+1:])
+		return ns[:end+1] + sub, ok
+	case ns[0] == '[' && t.Kind() == reflect.Map:
+		// The key may itself hold ']': take the first split whose rest fits the element type.
+		for j := 1; j < len(ns); j++ {
+			if ns[j] != ']' {
+				continue
+			}
+			if sub, ok := jsonPath(t.Elem(), ns[j+1:]); ok {
+				return "." + ns[1:j] + sub, true
+			}
+		}
+	}
+	return "", false
+}
+
+// validatorField is the field of struct t the validator names name (its JSON name, or its Go
+// name when it has none).
+func validatorField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if n == "" || n == "-" {
+			n = f.Name
+		}
+		if n == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func describe(root reflect.Type, fe validator.FieldError) problem {
+	f := fieldPath(root, fe)
+	return problem{f, describeText(f, fe)}
+}
+
+func describeText(f string, fe validator.FieldError) string {
 	p := fe.Param()
 	switch fe.Tag() {
 	case "required", "required_if", "required_unless", "required_with", "required_with_all",

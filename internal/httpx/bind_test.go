@@ -253,3 +253,70 @@ func TestBindReadsJSONWhateverTheContentType(t *testing.T) {
 		})
 	}
 }
+
+// Types of TestBindNamesFullJSONPath.
+type (
+	pathBase struct {
+		Codigo string `json:"codigo" validate:"required,max=3"`
+	}
+	pathLinea struct {
+		Precio   string          `json:"precio" validate:"omitempty,numeric_string"`
+		Cantidad int             `json:"cantidad"`
+		Valor    decimal.Decimal `json:"valor"`
+	}
+	pathItem struct {
+		Lineas []pathLinea `json:"lineas" validate:"dive"`
+		Inner  *pathLinea  `json:"inner"`
+	}
+	pathBody struct {
+		pathBase
+		Named  *pathBase            `json:"named"`
+		Items  []pathItem           `json:"items" validate:"dive"`
+		Extra  map[string]string    `json:"extra_fields" validate:"dive,max=2"`
+		Grupos map[string]pathLinea `json:"grupos" validate:"dive"`
+		Matriz [][]int              `json:"matriz" validate:"dive,dive,min=1"`
+	}
+)
+
+// TestBindNamesFullJSONPath: every problem names its field by the full JSON path a caller
+// wrote: array indexes at every depth, map keys as members, members of embedded structs at
+// the level where the JSON has them.
+func TestBindNamesFullJSONPath(t *testing.T) {
+	app := bindApp[pathBody](t)
+	cases := []struct {
+		name string
+		body string
+		want []string
+	}{
+		{"embedded struct member is top-level", `{"codigo":"ABCD"}`, []string{"codigo must be at most 3 characters long"}},
+		{"embedded struct member missing", `{}`, []string{"codigo is required"}},
+		{"embedded struct member mistyped", `{"codigo":1}`, []string{"codigo must be a string"}},
+		{"named struct", `{"codigo":"A","named":{"codigo":"ABCD"}}`, []string{"named.codigo must be at most 3 characters long"}},
+		{"rule in an array inside an array", `{"codigo":"A","items":[{},{"lineas":[{"precio":"1"},{"precio":"x"}]}]}`,
+			[]string{"items[1].lineas[1].precio must be a numeric string"}},
+		{"mistyped in an array inside an array", `{"codigo":"A","items":[{"lineas":[{"cantidad":1},{"cantidad":"dos"}]}]}`,
+			[]string{"items[0].lineas[1].cantidad must be an integer"}},
+		{"every mistyped member of one element", `{"codigo":"A","items":[{"lineas":[{"cantidad":"x"}],"inner":{"cantidad":"y"}}]}`,
+			[]string{"items[0].lineas[0].cantidad must be an integer", "items[0].inner.cantidad must be an integer"}},
+		{"invalid decimal deep down", `{"codigo":"A","items":[{"inner":{"valor":"doce"}}]}`,
+			[]string{"items[0].inner.valor has an invalid value"}},
+		{"map value rule", `{"codigo":"A","extra_fields":{"ok":"ab","x":"abc"}}`, []string{"extra_fields.x must be at most 2 characters long"}},
+		{"map value mistyped", `{"codigo":"A","extra_fields":{"b":"ab","a":1,"c":true}}`,
+			[]string{"extra_fields.a must be a string", "extra_fields.c must be a string"}},
+		{"map key holding brackets", `{"codigo":"A","extra_fields":{"a]b[0]":"abc"}}`, []string{"extra_fields.a]b[0] must be at most 2 characters long"}},
+		{"struct in a map", `{"codigo":"A","grupos":{"g1":{"precio":"x"}}}`, []string{"grupos.g1.precio must be a numeric string"}},
+		{"struct in a map mistyped", `{"codigo":"A","grupos":{"g1":{"cantidad":[]}}}`, []string{"grupos.g1.cantidad must be an integer"}},
+		{"array of arrays", `{"codigo":"A","matriz":[[1],[2,0]]}`, []string{"matriz[1][1] must be at least 1"}},
+		{"array of arrays mistyped", `{"codigo":"A","matriz":[[1],[2,"x"]]}`, []string{"matriz[1][1] must be an integer"}},
+		{"key in another case names the declared field", `{"CODIGO":"ABCD","Items":[{"Lineas":[{"PRECIO":"x"}]}]}`,
+			[]string{"codigo must be at most 3 characters long", "items[0].lineas[0].precio must be a numeric string"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, m := bindPost(t, app, "application/json", tc.body)
+			if got := errorsOf(m); status != http.StatusBadRequest || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("status %d, errors\n  %q\nwant\n  %q", status, got, tc.want)
+			}
+		})
+	}
+}
