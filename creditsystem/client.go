@@ -33,6 +33,9 @@ const maxAnswerSize = 4 << 20
 
 const userAgent = "platform-integrations-creditsystem/1"
 
+// requestContentType is the Content-Type of every request (SOAP 1.1, basicHttpBinding).
+const requestContentType = "text/xml; charset=utf-8"
+
 // Config is the connection to the two WCF services. The constants Usuario, CodigoEmpresa and
 // Terminal go into every request and are never taken from a caller's request.
 type Config struct {
@@ -174,6 +177,8 @@ type doer struct{ hc *http.Client }
 func (d doer) Do(req *http.Request) (*http.Response, error) {
 	req.Close = false
 	req.Header.Set("User-Agent", userAgent)
+	// SOAP 1.1's media type, with the charset unquoted as WCF writes it (gowsdl quotes it).
+	req.Header.Set("Content-Type", requestContentType)
 	res, err := d.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -203,7 +208,7 @@ func (d doer) Do(req *http.Request) (*http.Response, error) {
 		if h == nil {
 			h = http.Header{}
 		}
-		h.Set("Content-Type", "text/xml; charset=utf-8")
+		h.Set("Content-Type", requestContentType)
 		res.Header = h
 	}
 	return res, nil
@@ -251,7 +256,10 @@ func (c *Client) call(ctx context.Context, ep endpoint, op string, req, resp any
 
 	in := &element{name: xml.Name{Space: c.cfg.SOAPNamespace, Local: op}, v: req}
 	out := &element{name: xml.Name{Space: c.cfg.SOAPNamespace, Local: op + "Response"}, v: resp}
-	err := ep.soap.CallContext(ctx, soapAction(c.cfg.SOAPNamespace, ep.portType, op), in, out)
+	// SOAP 1.1 writes SOAPAction as a quoted string, as WCF's own clients send it; gowsdl
+	// sends what it is given.
+	action := `"` + soapAction(c.cfg.SOAPNamespace, ep.portType, op) + `"`
+	err := ep.soap.CallContext(ctx, action, in, out)
 	if err != nil {
 		return nil, ex.status, classify(ctx, op, ex, err)
 	}

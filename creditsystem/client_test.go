@@ -507,7 +507,7 @@ func TestOperationFromContext(t *testing.T) {
 		if !ok {
 			t.Errorf("request for %s carries no operation", r.Header.Get("SOAPAction"))
 		}
-		if !strings.HasSuffix(r.Header.Get("SOAPAction"), "/"+op) {
+		if !strings.HasSuffix(r.Header.Get("SOAPAction"), "/"+op+`"`) {
 			t.Errorf("operation %q for SOAPAction %q", op, r.Header.Get("SOAPAction"))
 		}
 		seen = append(seen, op)

@@ -37,7 +37,9 @@
 //
 // SOAPAction is {SOAPNamespace}/IServicioCar/<Operation> for Cartera and
 // {SOAPNamespace}/IServicioCentral/<Operation> for Central (WCF's rule: one slash between
-// namespace and contract). Money is decimal.Decimal and goes on the wire as plain decimal
+// namespace and contract), sent in double quotes as SOAP 1.1 writes it
+// (SOAPAction: "http://tempuri.org/IServicioCar/ConsultarTarjeta"), with
+// Content-Type: text/xml; charset=utf-8 (TestRequestHeaders, testdata/golden/*.headers). Money is decimal.Decimal and goes on the wire as plain decimal
 // text with at least two places (1000000.00, 0.01); dates are Date, written yyyy-mm-dd.
 //
 // The translation rules of the specification are the client's:

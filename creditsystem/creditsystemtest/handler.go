@@ -212,7 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fields, lists := flatten(body)
 	h.mu.Lock()
 	h.calls[op]++
-	h.last[op] = Request{Operation: op, SOAPAction: action, Fields: fields, Lists: lists, Body: body}
+	h.last[op] = Request{Operation: op, SOAPAction: action, Header: r.Header.Clone(), Fields: fields, Lists: lists, Body: body}
 	var scripted *Outcome
 	if q := h.scripts[op]; len(q) > 0 {
 		scripted = &q[0]

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -155,8 +156,12 @@ func decodeRequest(body []byte, name xml.Name, v any) error {
 
 // Request is what the fake received for an operation, flattened for assertions.
 type Request struct {
-	Operation  string
+	Operation string
+	// SOAPAction is the action without the quotes SOAP 1.1 puts around it; Header has the
+	// header as sent.
 	SOAPAction string
+	// Header holds the HTTP headers of the request (SOAPAction, Content-Type, ...).
+	Header http.Header
 	// Fields holds the scalar members of the request DataContract by SOAP name
 	// (cCodigoOtp, cNumeroTarjeta, nMonto, ...), as written on the wire. A nil or absent
 	// member has no entry.
