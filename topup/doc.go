@@ -17,7 +17,7 @@
 //
 // [Transaction] carries every field of the specification plus a few the audit needs
 // (requested_by_email, amount, ignored_reason, carrier_message, incident, incident_note,
-// last_reconciled_at). Its transitions are methods that return [ErrInvalidTransition] (a
+// last_reconciled_at, retries_exhausted_at). Its transitions are methods that return [ErrInvalidTransition] (a
 // [*TransitionError]; also [ErrFinal] when the record is success) for any move outside the
 // specification's table: Succeed, Fail, MakeUnavailable (pending -> success/failed/unavailable,
 // the latter counting retry_count), Retry (unavailable -> pending), ConfirmRemoteSuccess
@@ -108,15 +108,31 @@
 //
 // [Service.Reconcile] (and [Service.Run], every ReconcileConfig.Interval) takes pending
 // records untouched for PendingAfter (default 5 min, keep it above CARRIER_TIMEOUT) and
-// unavailable ones untouched for RetryAfter (default 1 min), claims each with a
-// compare-and-set on status and updated_at, and asks the carrier (sre_consulta_recarga)
-// first. SUCCESS: the record becomes success. ERROR: the carrier does not have the top-up
-// (only MENSAJE tells "not found" from "wrong product" or "invalid credentials", so every
-// ERROR counts), and the top-up is sent again with the same external_transaction_id, which
-// the carrier keys on: an unavailable record goes back to pending first while retry_count <=
-// MaxRetries (default 3), an abandoned pending one is sent as it is. No answer: nothing
-// changes. A record is never made success without the carrier's SUCCESS. [Service.QueryRecharge]
-// applies the same transitions on demand.
+// unavailable ones untouched for RetryAfter (default 1 min) whose retries are not exhausted,
+// claims each with a compare-and-set on status and updated_at, and applies one rule:
+//
+// Ask the carrier first; send the top-up again, with the same external_transaction_id, only
+// when the carrier says it does not know it. (An issue requires this order: the carrier keys
+// top-ups on external_transaction_id, and a top-up that timed out may have been made, so
+// sending before asking could charge twice; a new id would too.)
+//
+//   - SUCCESS (sre_consulta_recarga): the record becomes success, never sent again.
+//   - ERROR: the carrier does not have the top-up (only MENSAJE tells "not found" from "wrong
+//     product" or "invalid credentials", so every ERROR counts). An unavailable record goes
+//     back to pending and is sent again while retry_count <= MaxRetries (default 3;
+//     retry_count counts the passes through unavailable); an abandoned pending one is sent as
+//     it is.
+//   - No answer (fault, timeout): nothing changes; the next pass asks again, as long as the
+//     carrier does not answer.
+//
+// Retries exhausted: an unavailable record whose retry_count is above MaxRetries (or any, with
+// retries disabled) is still asked once more, so that a late success of its last send is
+// found; when the carrier answers ERROR, the record keeps the status unavailable (the
+// specification names no other final status, and failed means a business refusal) and gets
+// retries_exhausted_at, which takes it out of the selection for good: it is neither queried
+// nor sent again, and an operator reconciles it with query-recharge (which still applies a
+// remote SUCCESS). A record is never made success without the carrier's SUCCESS.
+// [Service.QueryRecharge] applies the same transitions on demand.
 //
 // # Errors
 //

@@ -123,6 +123,18 @@ var Migrations = storage.NewMigrations(
 				ALTER COLUMN carrier_result_code TYPE VARCHAR(100)`)
 		},
 	},
+	storage.Migration{
+		// An unavailable record whose retries are spent, and which the carrier still does not
+		// know, leaves the reconciler's selection: before, it was claimed and queried again
+		// every RetryAfter, forever.
+		Name: "20261122000300_retries_exhausted_at",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions ADD COLUMN retries_exhausted_at $TIMESTAMP`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions DROP COLUMN retries_exhausted_at`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

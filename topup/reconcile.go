@@ -195,7 +195,7 @@ type ReconcileReport struct {
 	Checked    int // records looked at (and claimed)
 	Succeeded  int // moved to success on the carrier's word
 	Retried    int // top-up sent again with the same external_transaction_id
-	Exhausted  int // unavailable with no retry left: an operator must decide
+	Exhausted  int // unavailable with no retry left, marked retries_exhausted_at: an operator must decide
 	Unresolved int // the carrier could not be asked, or a retry did not succeed
 }
 
@@ -273,13 +273,25 @@ func (s *Service) reconcileOne(ctx context.Context, t *Transaction, rep *Reconci
 		return err
 
 	case carrier.OutcomeFailed:
+		// The carrier does not know the top-up: only now is it sent again, with the same
+		// external_transaction_id (the rule in doc.go, "Reconciler"; an issue requires it).
 		if err := s.store.addCarrierCall(ctx, s.store.db, call); err != nil {
 			return err
 		}
 		if claimed.Status == StatusUnavailable {
 			if s.cfg.Reconcile.MaxRetries < 0 || claimed.RetryCount > s.cfg.Reconcile.MaxRetries {
+				// The last send was asked about (a late success of it would have been
+				// SUCCESS above) and the carrier does not have it: give up, so that the
+				// record leaves the selection instead of being queried every pass forever.
+				next := claimed
+				next.RetriesExhaustedAt = bun.NullTime{Time: dbTime(s.now())}
+				if err := s.store.compareAndSet(ctx, s.store.db, &next, StatusUnavailable, claimed.UpdatedAt); errors.Is(err, ErrConflict) {
+					return nil
+				} else if err != nil {
+					return err
+				}
 				rep.Exhausted++
-				s.log.WarnContext(ctx, "topup: unavailable top-up has no retry left; an operator must reconcile it",
+				s.log.WarnContext(ctx, "topup: unavailable top-up has no retry left and the carrier does not have it; an operator must reconcile it",
 					"transaction_id", claimed.ID, "external_transaction_id", claimed.ExternalTransactionID, "retry_count", claimed.RetryCount)
 				return nil
 			}

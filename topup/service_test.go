@@ -623,3 +623,76 @@ func TestReconcilersClaimEachRecordOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestReconcileRetriesExhaustedLeaveTheSelection: an unavailable record whose retries are spent
+// is asked about once more (a late success of its last send is still found) and, when the
+// carrier does not have it, marked retries_exhausted_at and never selected again. Before, it
+// was claimed and queried every RetryAfter, forever. A carrier that does not answer keeps the
+// record selected.
+func TestReconcileRetriesExhaustedLeaveTheSelection(t *testing.T) {
+	lateSuccess := `<?xml version="1.0"?><umsprot version="1"><exec_rsp result="0" diagnostic="OK"><data name="MENSAJE">top-up found</data><data name="ID_RECARGA">88</data><data name="ID_CODIGO">0</data><data name="STATUS">SUCCESS</data></exec_rsp></umsprot>`
+	cases := []struct {
+		name string
+		// queries are the scripted answers to the reconciler's queries, pass by pass (an
+		// empty string: the fake answers from its ledger).
+		subscriber string
+		queries    []carriertest.Reaction
+		// want after the last pass
+		status     Status
+		retryCount int
+		exhausted  bool
+		// the last pass must not query the carrier at all
+		lastPassQueries int
+	}{
+		{"carrier does not have it: exhausted, then left alone", carriertest.SubscriberTimeout, nil, StatusUnavailable, 2, true, 0},
+		{"last send's late success is found", carriertest.SubscriberLateSuccess, []carriertest.Reaction{
+			carriertest.BusinessError("1", carriertest.MessageNotFound), carriertest.Raw(200, lateSuccess),
+		}, StatusSuccess, 2, false, 0},
+		{"carrier never answers: still selected", carriertest.SubscriberTimeout, []carriertest.Reaction{
+			carriertest.BusinessError("1", carriertest.MessageNotFound), carriertest.Fault("500", "down"), carriertest.Fault("500", "down"), carriertest.Fault("500", "down"),
+		}, StatusUnavailable, 2, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+				now := time.Now()
+				var mu sync.Mutex
+				clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+				advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+				e := newEnv(t, tg, Config{Reconcile: ReconcileConfig{MaxRetries: 1, RetryAfter: time.Minute}}, WithClock(clock))
+				// The first send is lost (fault): unavailable, retry_count 1.
+				e.spr.Script(carrier.FunctionTopup, carriertest.Fault("500", "SPR restarting"))
+				rec, _ := e.svc.Recharge(t.Context(), manual(operator("x"), c.subscriber))
+				if rec == nil || rec.Status != StatusUnavailable || rec.RetryCount != 1 {
+					t.Fatalf("setup: %+v", rec)
+				}
+				if len(c.queries) > 0 {
+					e.spr.Script(carrier.FunctionQueryRecharge, c.queries...)
+				}
+				var queriesBefore int
+				for pass := range 4 {
+					advance(2 * time.Minute)
+					queriesBefore = e.spr.Calls(carrier.FunctionQueryRecharge)
+					if _, err := e.svc.Reconcile(t.Context()); err != nil {
+						t.Fatalf("pass %d: %v", pass, err)
+					}
+				}
+				if n := e.spr.Calls(carrier.FunctionQueryRecharge) - queriesBefore; n != c.lastPassQueries {
+					t.Fatalf("the last pass queried the carrier %d times, want %d", n, c.lastPassQueries)
+				}
+				got, err := e.store.Get(t.Context(), rec.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != c.status || got.RetryCount != c.retryCount || got.RetriesExhaustedAt.IsZero() == c.exhausted {
+					t.Fatalf("record %s retry_count %d retries_exhausted_at %v; want %s, %d, exhausted %v",
+						got.Status, got.RetryCount, got.RetriesExhaustedAt, c.status, c.retryCount, c.exhausted)
+				}
+				// Whatever happened, the top-up was sent at most 1 + MaxRetries times.
+				if n := e.spr.Calls(carrier.FunctionTopup); n > 2 {
+					t.Fatalf("%d sends, want at most 2", n)
+				}
+			})
+		})
+	}
+}

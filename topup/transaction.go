@@ -153,9 +153,14 @@ type Transaction struct {
 	Incident     bool   `bun:"incident,notnull"`
 	IncidentNote string `bun:"incident_note,nullzero"`
 
-	LastReconciledAt bun.NullTime `bun:"last_reconciled_at"`
-	CreatedAt        time.Time    `bun:"created_at,notnull"`
-	UpdatedAt        time.Time    `bun:"updated_at,notnull"`
+	// RetriesExhaustedAt is when the reconciler gave up on an unavailable record: its retries
+	// were spent and the carrier still answered that it does not have the top-up. The record
+	// stays unavailable (the specification has no other status for it) but leaves the
+	// reconciler's selection; an operator reconciles it with query-recharge.
+	RetriesExhaustedAt bun.NullTime `bun:"retries_exhausted_at"`
+	LastReconciledAt   bun.NullTime `bun:"last_reconciled_at"`
+	CreatedAt          time.Time    `bun:"created_at,notnull"`
+	UpdatedAt          time.Time    `bun:"updated_at,notnull"`
 }
 
 // CarrierReply is what the SPR answered (or why it did not), copied onto the record.

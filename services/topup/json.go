@@ -42,6 +42,7 @@ type transactionJSON struct {
 	Incident              bool             `json:"incident"`
 	IncidentNote          *string          `json:"incident_note"`
 	LastReconciledAt      *time.Time       `json:"last_reconciled_at"`
+	RetriesExhaustedAt    *time.Time       `json:"retries_exhausted_at"`
 	CreatedAt             time.Time        `json:"created_at"`
 	UpdatedAt             time.Time        `json:"updated_at"`
 
@@ -115,6 +116,10 @@ func toJSON(t *topup.Transaction, detail bool) transactionJSON {
 	if t.Amount.Valid {
 		raw := json.RawMessage(t.Amount.Decimal.StringFixed(2))
 		out.Amount = &raw
+	}
+	if !t.RetriesExhaustedAt.IsZero() {
+		at := t.RetriesExhaustedAt.Time.UTC()
+		out.RetriesExhaustedAt = &at
 	}
 	if !t.LastReconciledAt.IsZero() {
 		at := t.LastReconciledAt.Time.UTC()

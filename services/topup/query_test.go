@@ -382,8 +382,14 @@ func TestReconciler(t *testing.T) {
 		if err != nil || rep.Exhausted != 1 || rep.Retried != 0 {
 			t.Fatalf("second pass = %+v %v", rep, err)
 		}
-		if rec := s.transaction(t, never.str("transaction_id")); rec["status"] != "unavailable" {
-			t.Fatalf("a top-up the carrier never confirmed became %v", rec["status"])
+		if rec := s.transaction(t, never.str("transaction_id")); rec["status"] != "unavailable" || rec["retries_exhausted_at"] == nil {
+			t.Fatalf("a top-up the carrier never confirmed became %v (retries_exhausted_at %v)", rec["status"], rec["retries_exhausted_at"])
+		}
+		// Exhausted: no longer selected, the carrier is not asked again.
+		s.clock.Advance(2 * time.Minute)
+		queries := s.spr.Calls(carrier.FunctionQueryRecharge)
+		if rep, err = s.svc().Reconcile(t.Context()); err != nil || rep.Checked != 0 || s.spr.Calls(carrier.FunctionQueryRecharge) != queries {
+			t.Fatalf("pass after exhaustion = %+v %v", rep, err)
 		}
 		s.assertNoPassword(t)
 	})
