@@ -241,7 +241,7 @@ type extraFamily struct {
 }
 
 var extraFamilies = []extraFamily{
-	{"lista_datos_", checkExtraString(0, "a string")},
+	{"lista_datos_", checkExtraLista},
 	{"alfanumerico_", checkExtraString(0, "a string")},
 	{"valor_", checkExtraNumber},
 	{"fecha_", checkExtraDate},
@@ -348,20 +348,53 @@ func checkExtraDate(raw json.RawMessage) string {
 	return "a date in yyyy-mm-dd format"
 }
 
-// checkExtraBool accepts 0 and 1, as numbers or strings (1 = true, 0 = false).
-func checkExtraBool(raw json.RawMessage) string {
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		if n == "0" || n == "1" {
-			return ""
-		}
-		return "0 or 1"
-	}
+// checkExtraLista accepts a list value: one string (the value chosen from the list) or an array
+// of strings (several values chosen). The specification says only "list values".
+func checkExtraLista(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil && (s == "0" || s == "1") {
+	if json.Unmarshal(raw, &s) == nil {
 		return ""
 	}
-	return "0 or 1"
+	var list []*string
+	if json.Unmarshal(raw, &list) == nil && !slices.Contains(list, nil) {
+		return ""
+	}
+	return "a string or an array of strings"
+}
+
+// extraBool is the value of a booleano_n field (1 = true, 0 = false): 0 or 1 as a number or a
+// string, or a JSON boolean. ok is false for anything else.
+func extraBool(raw json.RawMessage) (v int, ok bool) {
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		if b {
+			return 1, true
+		}
+		return 0, true
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+		n = json.Number(s)
+	}
+	switch n {
+	case "0":
+		return 0, true
+	case "1":
+		return 1, true
+	}
+	return 0, false
+}
+
+// checkExtraBool accepts what extraBool accepts.
+func checkExtraBool(raw json.RawMessage) string {
+	if _, ok := extraBool(raw); ok {
+		return ""
+	}
+	return "0, 1, true or false"
 }
 
 // apply copies the fields sent onto c. It assumes Validate passed.
@@ -433,27 +466,45 @@ func mergeExtraFields(stored, sent ExtraFields) ExtraFields {
 	return out
 }
 
-// normalizeExtraValue stores valor_n and booleano_n as JSON numbers even when they were sent as
-// strings ("7.25", "1"), so the ERP always receives numbers for them. Other strings are written
-// again from their decoded text: a lone surrogate escape ("\ud800") or invalid UTF-8 becomes
-// U+FFFD, as in every other string field, instead of reaching the database as sent (PostgreSQL's
-// jsonb refuses a lone surrogate). Numbers are kept as sent (compacted).
+// normalizeExtraValue stores valor_n as a JSON number even when it was sent as a string
+// ("7.25"), and booleano_n as the number 1 or 0 whether it was sent as a number, a string ("1")
+// or a JSON boolean (true), so the ERP always receives numbers for them. Other strings, and the
+// strings of a lista_datos_n array, are written again from their decoded text: a lone surrogate
+// escape ("\ud800") or invalid UTF-8 becomes U+FFFD, as in every other string field, instead of
+// reaching the database as sent (PostgreSQL's jsonb refuses a lone surrogate). Numbers are kept
+// as sent (compacted).
 func normalizeExtraValue(key string, raw json.RawMessage) json.RawMessage {
+	if fam := extraFamilyOf(key); fam != nil && fam.prefix == "booleano_" {
+		if v, ok := extraBool(raw); ok {
+			return json.RawMessage(strconv.Itoa(v))
+		}
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		out := make([][]byte, len(list))
+		for i, s := range list {
+			out[i] = jsonString(s)
+		}
+		return json.RawMessage("[" + string(bytes.Join(out, []byte(","))) + "]")
+	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
 		return compactJSON(raw)
 	}
-	if fam := extraFamilyOf(key); fam != nil && (fam.prefix == "valor_" || fam.prefix == "booleano_") {
+	if fam := extraFamilyOf(key); fam != nil && fam.prefix == "valor_" {
 		if d, err := decimal.NewFromString(s); err == nil {
 			return json.RawMessage(d.String())
 		}
 	}
+	return jsonString(s)
+}
+
+// jsonString encodes s without HTML escaping; invalid UTF-8 becomes U+FFFD.
+func jsonString(s string) json.RawMessage {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if enc.Encode(s) != nil {
-		return compactJSON(raw)
-	}
+	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 

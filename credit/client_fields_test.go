@@ -72,10 +72,10 @@ func TestClientFieldsValidate(t *testing.T) {
 			"extra_fields.color is not a known extra field", "extra_fields.texto_01 is not a known extra field",
 			"extra_fields.valor_0 is not a known extra field", "extra_fields.valor_11 is not a known extra field"}},
 		{"extra families", `{` + valid + `,"extra_fields":{"valor_1":"abc","fecha_1":"2026-02-30","fecha_2":"28/02/2026","booleano_1":2,
-			"booleano_2":true,"texto_1":"` + strings.Repeat("a", MaxExtraTexto+1) + `","lista_datos_1":5,"alfanumerico_1":{}}}`, true, []string{
-			"extra_fields.alfanumerico_1 must be a string", "extra_fields.booleano_1 must be 0 or 1", "extra_fields.booleano_2 must be 0 or 1",
+			"booleano_2":"true","texto_1":"` + strings.Repeat("a", MaxExtraTexto+1) + `","lista_datos_1":5,"alfanumerico_1":{}}}`, true, []string{
+			"extra_fields.alfanumerico_1 must be a string", "extra_fields.booleano_1 must be 0, 1, true or false", "extra_fields.booleano_2 must be 0, 1, true or false",
 			"extra_fields.fecha_1 must be a date in yyyy-mm-dd format", "extra_fields.fecha_2 must be a date in yyyy-mm-dd format",
-			"extra_fields.lista_datos_1 must be a string", "extra_fields.texto_1 must be a string at most 32000 characters long",
+			"extra_fields.lista_datos_1 must be a string or an array of strings", "extra_fields.texto_1 must be a string at most 32000 characters long",
 			"extra_fields.valor_1 must be numeric"}},
 		{"valor with an exponent or too many digits", `{` + valid + `,"extra_fields":{"valor_1":"1e999999999","valor_2":1e400,"valor_3":-0.5e-3,
 			"valor_4":"` + strings.Repeat("9", 39) + `","valor_5":` + strings.Repeat("1", 20) + `.` + strings.Repeat("2", 19) + `}}`, true, []string{
@@ -152,5 +152,56 @@ func TestApplyChangesOnlyWhatIsSent(t *testing.T) {
 	got, _ := json.Marshal(c.ExtraFields)
 	if string(got) != `{"booleano_1":1,"fecha_1":"2026-01-01","texto_1":"a","valor_2":7.5,"valor_3":1.10}` {
 		t.Errorf("extra_fields %s, want valor_1 removed, fecha_1 added, texto_1 kept, numeric strings as numbers", got)
+	}
+}
+
+// TestExtraListasAndBooleanos: lista_datos_n takes one string or an array of strings (the
+// specification's "list values"); booleano_n (1 = true, 0 = false) takes 0/1 as a number or a
+// string, or a JSON boolean, and is stored as the number 1 or 0.
+func TestExtraListasAndBooleanos(t *testing.T) {
+	cases := []struct {
+		name   string
+		value  string // JSON of the one extra field sent
+		key    string
+		stored string // JSON stored after apply; "" when the value is refused
+		want   string // the problem when refused
+	}{
+		{"lista one value", `"ROJO"`, "lista_datos_1", `"ROJO"`, ""},
+		{"lista array of values", `["ROJO","AZUL"]`, "lista_datos_2", `["ROJO","AZUL"]`, ""},
+		{"lista empty array", `[]`, "lista_datos_3", `[]`, ""},
+		{"lista array strings rewritten", `["a\ud800b","<&>"]`, "lista_datos_4", "[\"a\uFFFDb\",\"<&>\"]", ""},
+		{"lista number refused", `5`, "lista_datos_5", "", "extra_fields.lista_datos_5 must be a string or an array of strings"},
+		{"lista array of numbers refused", `["A",1]`, "lista_datos_6", "", "extra_fields.lista_datos_6 must be a string or an array of strings"},
+		{"lista array holding null refused", `["A",null]`, "lista_datos_7", "", "extra_fields.lista_datos_7 must be a string or an array of strings"},
+		{"lista nested array refused", `[["A"]]`, "lista_datos_8", "", "extra_fields.lista_datos_8 must be a string or an array of strings"},
+		{"lista object refused", `{"a":"b"}`, "lista_datos_9", "", "extra_fields.lista_datos_9 must be a string or an array of strings"},
+		{"booleano true", `true`, "booleano_1", `1`, ""},
+		{"booleano false", `false`, "booleano_2", `0`, ""},
+		{"booleano 1", `1`, "booleano_3", `1`, ""},
+		{"booleano string 0", `"0"`, "booleano_4", `0`, ""},
+		{"booleano 2 refused", `2`, "booleano_5", "", "extra_fields.booleano_5 must be 0, 1, true or false"},
+		{"booleano 1.0 refused", `1.0`, "booleano_6", "", "extra_fields.booleano_6 must be 0, 1, true or false"},
+		{"booleano string true refused", `"true"`, "booleano_7", "", "extra_fields.booleano_7 must be 0, 1, true or false"},
+		{"booleano array refused", `[true]`, "booleano_8", "", "extra_fields.booleano_8 must be 0, 1, true or false"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := decodeFields(t, `{"extra_fields":{"`+tc.key+`":`+tc.value+`}}`)
+			got := problemsOf(t, f.Validate(false))
+			if tc.stored == "" {
+				if len(got) != 1 || got[0] != tc.want {
+					t.Fatalf("problems %q, want %q", got, tc.want)
+				}
+				return
+			}
+			if got != nil {
+				t.Fatalf("problems %q, want none", got)
+			}
+			c := &Client{}
+			f.apply(c)
+			if s := string(c.ExtraFields[tc.key]); s != tc.stored {
+				t.Fatalf("stored %s, want %s", s, tc.stored)
+			}
+		})
 	}
 }

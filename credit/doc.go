@@ -19,8 +19,9 @@
 // and codigo_cliente (when present) are unique in the database. [ClientFields] is the
 // create/update input: it records whether each field was sent, sent as null or had the wrong
 // type, so an update changes only what was sent. extra_fields are validated by family
-// (lista_datos_n, alfanumerico_n, valor_n numeric, fecha_n yyyy-mm-dd, booleano_n 0/1, texto_n
-// up to 32000 characters, n = 1..10); an unknown key is a validation problem.
+// (lista_datos_n a string or an array of strings, alfanumerico_n a string, valor_n numeric,
+// fecha_n yyyy-mm-dd, booleano_n 0/1 as a number or string or a JSON boolean, stored as 1/0,
+// texto_n up to 32000 characters, n = 1..10); an unknown key is a validation problem.
 // [Clients.CreateFromCreditSystem] looks the client up in the ERP and in the local store in
 // parallel. [Clients.SyncERP] claims the record first (erp_sync_claim), so two concurrent syncs
 // never both call the ERP, and sends operacion 1 once the ERP has ever accepted the client

@@ -45,7 +45,9 @@ import (
 //   - String fields are trimmed; an empty optional string is stored as null. Limits must be
 //     0..999999999999.99 with at most two decimals, in plain decimal notation. valor_n extra
 //     fields are numbers or numeric strings in plain decimal notation (no exponent) of at most 38
-//     digits; booleano_n is 0 or 1 (number or string); both are stored as JSON numbers.
+//     digits; booleano_n is 0 or 1 (number or string) or a JSON boolean (true = 1, false = 0);
+//     both are stored as JSON numbers. lista_datos_n ("list values") is one string or an array
+//     of strings, stored as sent.
 //   - A body holding \u0000 is a 400 and a compressed body (Content-Encoding) a 415 (httpx).
 
 // Access matrix of the client module.

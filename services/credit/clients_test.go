@@ -729,7 +729,7 @@ func TestClientsBadInput(t *testing.T) {
 			{"one entry per problem", map[string]any{"codigo_empresa": "000598", "identificacion": "1", "email": "x", "telefono_1": strings.Repeat("9", 51),
 				"extra_fields": map[string]any{"fecha_1": "31/01/2026", "booleano_1": 2, "valor_1": "n/a"}},
 				[]string{"nombre_cliente is required", "email must be a valid e-mail address", "telefono_1 must be at most 50 characters long",
-					"extra_fields.booleano_1 must be 0 or 1", "extra_fields.fecha_1 must be a date in yyyy-mm-dd format",
+					"extra_fields.booleano_1 must be 0, 1, true or false", "extra_fields.fecha_1 must be a date in yyyy-mm-dd format",
 					"extra_fields.valor_1 must be numeric"}, false},
 			{"limits: one entry each", valid(map[string]any{"limite_credito_1": "1.005", "limite_credito_2": true, "termino_pagos": strings.Repeat("t", 101)}),
 				[]string{"termino_pagos must be at most 100 characters long", "limite_credito_1 must have at most 2 decimal places",
@@ -799,5 +799,48 @@ func TestClientsBadInput(t *testing.T) {
 			env.createClient(body)
 			expectError(t, env.do("POST", clientsPath, body, env.serviceKey()), http.StatusConflict)
 		})
+	})
+}
+
+// TestExtraListasAndBooleanosStored: lista_datos_n takes an array of strings as well as one
+// string, booleano_n takes JSON true/false as well as 0/1; both are stored (booleano_n as 1 or
+// 0), answered as stored and synced to the ERP.
+func TestExtraListasAndBooleanosStored(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg)
+		cases := []struct {
+			name  string
+			extra map[string]any
+			want  string // extra_fields as answered and stored
+		}{
+			{"lista array and booleano true", map[string]any{"lista_datos_1": []string{"ROJO", "AZUL"}, "booleano_1": true},
+				`{"booleano_1":1,"lista_datos_1":["ROJO","AZUL"]}`},
+			{"lista one value and booleano false", map[string]any{"lista_datos_2": "VERDE", "booleano_2": false},
+				`{"booleano_2":0,"lista_datos_2":"VERDE"}`},
+			{"empty lista and booleano string 1", map[string]any{"lista_datos_3": []string{}, "booleano_3": "1"},
+				`{"booleano_3":1,"lista_datos_3":[]}`},
+		}
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				body := newClientBody(fmt.Sprintf("13000000%02d", i))
+				body["extra_fields"] = tc.extra
+				created := env.createClient(body)
+				id := created["id"].(string)
+				var stored struct {
+					Extra credit.ExtraFields `bun:"extra_fields"`
+				}
+				if err := env.target.DB.NewSelect().Table("clients").Column("extra_fields").Where("id = ?", id).Scan(t.Context(), &stored.Extra); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := json.Marshal(stored.Extra); string(got) != tc.want {
+					t.Fatalf("stored extra_fields %s, want %s", got, tc.want)
+				}
+				answered, _ := json.Marshal(created["extra_fields"])
+				if string(answered) != tc.want {
+					t.Fatalf("answered extra_fields %s, want %s", answered, tc.want)
+				}
+				clientAnswer(t, env.do("POST", clientsPath+"/"+id+"/sync-erp", nil, env.userToken()), 200)
+			})
+		}
 	})
 }
