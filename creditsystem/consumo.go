@@ -332,6 +332,29 @@ type Cuota struct {
 	ValorCuota       *decimal.Decimal
 }
 
+// validate checks the fields /consumo/confirmar makes required (autorizacion_id,
+// numero_factura, monto_facturado, fecha_factura) and the customer (cNumeroTarjeta is
+// NumeroTarjeta or Identificacion). A zero MontoFacturado is taken as not given.
+func (req GrabarConsumoRequest) validate(op string) error {
+	var missing []string
+	if req.NumeroAutorizacion == "" {
+		missing = append(missing, "NumeroAutorizacion")
+	}
+	if req.NumeroFactura == "" {
+		missing = append(missing, "NumeroFactura")
+	}
+	if req.MontoFacturado.IsZero() {
+		missing = append(missing, "MontoFacturado")
+	}
+	if req.FechaFactura.IsZero() {
+		missing = append(missing, "FechaFactura")
+	}
+	if req.NumeroTarjeta == "" && req.Identificacion == "" {
+		missing = append(missing, "NumeroTarjeta or Identificacion")
+	}
+	return missingFields(op, missing)
+}
+
 // NoOTP is the cCodigoOtp of a confirmation without a registered OTP.
 const NoOTP = "0"
 
@@ -339,6 +362,9 @@ const NoOTP = "0"
 // retry it.
 func (c *Client) GrabarConsumo(ctx context.Context, req GrabarConsumoRequest) (*GrabarConsumoResponse, error) {
 	const op = "GrabarConsumo"
+	if err := req.validate(op); err != nil {
+		return nil, err
+	}
 	in := &cartera.GrabarConsumo{OSolicitud: xsd.NewPtr(&cartera.SolicitudGrabarConsumoVm{
 		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
 		CCodigoOtp:            xsd.NewString(cmp.Or(req.Otp, NoOTP)),

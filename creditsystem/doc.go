@@ -76,8 +76,18 @@
 //     errors.Is(err, context.DeadlineExceeded) holds for timeouts and errors.Is(err,
 //     context.Canceled) when the caller cancelled.
 //
-// ErrInvalidRequest is returned, without any call, for a request that cannot be sent
-// (ConsultarDeudaTarjeta without card or identification).
+// ErrInvalidRequest (errors.Is) is returned, without any call, for a request that misses a
+// field the specification makes required; the message names the fields:
+//   - GrabarConsumo: NumeroAutorizacion, NumeroFactura, MontoFacturado, FechaFactura, and
+//     NumeroTarjeta or Identificacion;
+//   - GrabarPagoTarjeta: NumeroTarjeta, ValorPago, FechaPago, FormasPago (at least one, each
+//     with its Codigo);
+//   - GrabarReversoPagoTarjeta: NumeroOperacion (positive);
+//   - ConsultarDeudaTarjeta: NumeroTarjeta or NumeroIdentificacion.
+//
+// A zero amount (MontoFacturado, ValorPago) or a zero Date counts as missing, since it is
+// what a request that never set the field holds. The payment rules (sum of FormasPago,
+// cheque data, not above pago contado) stay the caller's.
 //
 // # Timeouts and retries
 //

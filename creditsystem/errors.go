@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 )
 
 // CodeCardNotFound is the nNumeroError of a customer without a card.
@@ -15,8 +16,17 @@ const CodeCardNotFound = 2
 var ErrCardNotFound = errors.New("creditsystem: customer without card")
 
 // ErrInvalidRequest is wrapped by the errors returned before any call for a request that
-// cannot be sent (a missing identifier).
+// cannot be sent: a field the specification makes required is missing. Reach it with
+// errors.Is; the message names the operation and the missing fields.
 var ErrInvalidRequest = errors.New("creditsystem: invalid request")
+
+// missingFields returns an error wrapping ErrInvalidRequest when missing is not empty.
+func missingFields(op string, missing []string) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: missing %s", ErrInvalidRequest, op, strings.Join(missing, ", "))
+}
 
 // Error is a business error: the creditsystem answered with lError = true (or with
 // nNumeroError 2, which always means "customer without card").

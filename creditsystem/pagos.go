@@ -36,7 +36,7 @@ type ConsultarDeudaTarjetaResponse struct {
 func (c *Client) ConsultarDeudaTarjeta(ctx context.Context, req ConsultarDeudaTarjetaRequest) (*ConsultarDeudaTarjetaResponse, error) {
 	const op = "ConsultarDeudaTarjeta"
 	if req.NumeroTarjeta == "" && req.NumeroIdentificacion == "" {
-		return nil, fmt.Errorf("%w: %s needs NumeroTarjeta or NumeroIdentificacion", ErrInvalidRequest, op)
+		return nil, missingFields(op, []string{"NumeroTarjeta or NumeroIdentificacion"})
 	}
 	in := &cartera.ConsultarDeudaTarjeta{OSolicitud: xsd.NewPtr(&cartera.SolicitudConsultarDeudaTarjetaVm{
 		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
@@ -96,6 +96,31 @@ type GrabarPagoTarjetaRequest struct {
 	FormasPago    []FormaPago
 }
 
+// validate checks the members the specification makes required in GrabarPagoTarjeta
+// (cNumeroTarjeta, dFechaPago, nValorPago, iFormaPagoVm; the constants come from Config)
+// and the code of each payment method. A zero ValorPago is taken as not given.
+func (req GrabarPagoTarjetaRequest) validate(op string) error {
+	var missing []string
+	if req.NumeroTarjeta == "" {
+		missing = append(missing, "NumeroTarjeta")
+	}
+	if req.ValorPago.IsZero() {
+		missing = append(missing, "ValorPago")
+	}
+	if req.FechaPago.IsZero() {
+		missing = append(missing, "FechaPago")
+	}
+	if len(req.FormasPago) == 0 {
+		missing = append(missing, "FormasPago")
+	}
+	for i, f := range req.FormasPago {
+		if f.Codigo == "" {
+			missing = append(missing, fmt.Sprintf("FormasPago[%d].Codigo", i))
+		}
+	}
+	return missingFields(op, missing)
+}
+
 // GrabarPagoTarjetaResponse is an applied payment.
 type GrabarPagoTarjetaResponse struct {
 	NumeroOperacion   *int64
@@ -122,6 +147,9 @@ type Rubro struct {
 // it; query the debt to learn whether it was applied.
 func (c *Client) GrabarPagoTarjeta(ctx context.Context, req GrabarPagoTarjetaRequest) (*GrabarPagoTarjetaResponse, error) {
 	const op = "GrabarPagoTarjeta"
+	if err := req.validate(op); err != nil {
+		return nil, err
+	}
 	var formas *cartera.ArrayOfFormaPagoVm
 	if len(req.FormasPago) > 0 {
 		formas = &cartera.ArrayOfFormaPagoVm{FormaPagoVm: make([]*cartera.FormaPagoVm, len(req.FormasPago))}
@@ -183,6 +211,10 @@ type GrabarReversoPagoTarjetaResponse struct {
 // GrabarReversoPagoTarjeta reverses a payment (Cartera).
 func (c *Client) GrabarReversoPagoTarjeta(ctx context.Context, req GrabarReversoPagoTarjetaRequest) (*GrabarReversoPagoTarjetaResponse, error) {
 	const op = "GrabarReversoPagoTarjeta"
+	// nNumeroOperacion is required; operation numbers are positive.
+	if req.NumeroOperacion <= 0 {
+		return nil, missingFields(op, []string{"NumeroOperacion"})
+	}
 	in := &cartera.GrabarReversoPagoTarjeta{OSolicitud: xsd.NewPtr(&cartera.SolicitudGrabarReversoPagoTarjetaVm{
 		CCodigoEmpresa:   xsd.NewString(c.cfg.CodigoEmpresa),
 		CMotivoReverso:   xsd.NewString(req.MotivoReverso),

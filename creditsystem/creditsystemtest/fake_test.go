@@ -34,6 +34,12 @@ func authReq(ident, monto string) creditsystem.GrabarAutorizacionRequest {
 	return creditsystem.GrabarAutorizacionRequest{Identificacion: ident, CodigoProducto: "001", Plazo: 6, Monto: d(monto), PuntoVenta: "PV-1"}
 }
 
+// pagoReq is a complete cash payment of valor.
+func pagoReq(card, valor string) creditsystem.GrabarPagoTarjetaRequest {
+	return creditsystem.GrabarPagoTarjetaRequest{NumeroTarjeta: card, ValorPago: d(valor), FechaPago: creditsystem.NewDate(2025, 3, 10),
+		FormasPago: []creditsystem.FormaPago{{Codigo: creditsystem.FormaPagoEfectivo, Valor: d(valor)}}}
+}
+
 func consumoReq(auth, ident, factura, monto, otp string) creditsystem.GrabarConsumoRequest {
 	return creditsystem.GrabarConsumoRequest{NumeroAutorizacion: auth, NumeroFactura: factura, MontoFacturado: d(monto),
 		FechaFactura: creditsystem.NewDate(2025, 3, 10), Identificacion: ident, Plazo: 6, Monto: d(monto), Otp: otp}
@@ -65,7 +71,7 @@ func TestMagicValues(t *testing.T) {
 		_, err2 := c.GrabarAutorizacion(ctx, authReq(creditsystemtest.MagicCardNotFound, "10.00"))
 		_, err3 := c.ConsultarDeudaTarjeta(ctx, creditsystem.ConsultarDeudaTarjetaRequest{NumeroIdentificacion: creditsystemtest.MagicCardNotFound})
 		_, err4 := c.ConsultarAlternativaFinanciacion(ctx, creditsystem.ConsultarAlternativaFinanciacionRequest{NumeroTarjeta: creditsystemtest.MagicCardNotFound, Monto: d("10")})
-		_, err5 := c.GrabarPagoTarjeta(ctx, creditsystem.GrabarPagoTarjetaRequest{NumeroTarjeta: creditsystemtest.MagicCardNotFound, ValorPago: d("1")})
+		_, err5 := c.GrabarPagoTarjeta(ctx, pagoReq(creditsystemtest.MagicCardNotFound, "1.00"))
 		for i, err := range []error{err1, err2, err3, err4, err5} {
 			if !errors.Is(err, creditsystem.ErrCardNotFound) {
 				t.Errorf("call %d: err = %v, want nNumeroError 2", i+1, err)
@@ -350,7 +356,7 @@ func TestPaymentValidation(t *testing.T) {
 		{"cash with bank data", pay("50.00", creditsystem.FormaPago{Codigo: "001", Valor: d("50.00"), NumeroCuenta: "1"}), creditsystemtest.CodeInvalidFormaPago},
 		{"unknown method", pay("50.00", creditsystem.FormaPago{Codigo: "009", Valor: d("50.00")}), creditsystemtest.CodeInvalidFormaPago},
 		{"above the cash amount", pay("100.01", creditsystem.FormaPago{Codigo: "001", Valor: d("100.01")}), creditsystemtest.CodePaymentAboveContado},
-		{"zero", pay("0.00"), creditsystemtest.CodeInvalidAmount},
+		{"negative", pay("-5.00", creditsystem.FormaPago{Codigo: "001", Valor: d("-5.00")}), creditsystemtest.CodeInvalidAmount},
 	}
 	for _, tc := range cases {
 		if got := businessCode(tc.err); got != tc.code {
@@ -359,6 +365,11 @@ func TestPaymentValidation(t *testing.T) {
 	}
 	if got := disponible(t, srv, cliente); got != "4900.00" {
 		t.Errorf("rejected payments moved the line: %s", got)
+	}
+	// A zero payment never reaches the fake: the client refuses it as a missing ValorPago.
+	before := srv.Calls("GrabarPagoTarjeta")
+	if err := pay("0.00", creditsystem.FormaPago{Codigo: "001", Valor: d("0.00")}); !errors.Is(err, creditsystem.ErrInvalidRequest) || srv.Calls("GrabarPagoTarjeta") != before {
+		t.Errorf("zero payment: err = %v, calls %d -> %d", err, before, srv.Calls("GrabarPagoTarjeta"))
 	}
 }
 

@@ -128,11 +128,12 @@ func callEach(ctx context.Context, c *creditsystem.Client) {
 	c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: cliente})
 	c.ConsultarAlternativaFinanciacion(ctx, creditsystem.ConsultarAlternativaFinanciacionRequest{NumeroTarjeta: cliente, Monto: d("1200.00")})
 	c.GrabarAutorizacion(ctx, creditsystem.GrabarAutorizacionRequest{Identificacion: cliente, Plazo: 6, Monto: d("1200.00")})
-	c.GrabarConsumo(ctx, creditsystem.GrabarConsumoRequest{NumeroAutorizacion: "AUT0000001", NumeroFactura: invoice, Identificacion: cliente})
+	c.GrabarConsumo(ctx, creditsystem.GrabarConsumoRequest{NumeroAutorizacion: "AUT0000001", NumeroFactura: invoice, MontoFacturado: d("1200.00"),
+		FechaFactura: creditsystem.NewDate(2025, 3, 10), Identificacion: cliente})
 	c.GrabarReversoAutorizacion(ctx, creditsystem.GrabarReversoAutorizacionRequest{NumeroAutorizacion: "AUT0000001", Identificacion: cliente})
 	c.GrabarReversoConsumo(ctx, creditsystem.GrabarReversoConsumoRequest{NumeroReferencia: invoice, Identificacion: cliente})
 	c.ConsultarDeudaTarjeta(ctx, creditsystem.ConsultarDeudaTarjetaRequest{NumeroTarjeta: cliente})
-	c.GrabarPagoTarjeta(ctx, creditsystem.GrabarPagoTarjetaRequest{NumeroTarjeta: cliente, ValorPago: d("1.00")})
+	c.GrabarPagoTarjeta(ctx, pagoReq(cliente, "1.00"))
 	c.GrabarReversoPagoTarjeta(ctx, creditsystem.GrabarReversoPagoTarjetaRequest{NumeroOperacion: 100001})
 }
 
@@ -226,7 +227,7 @@ func TestRegisterResponders(t *testing.T) {
 	})
 	t.Run("card not found", func(t *testing.T) {
 		c, _ := mockClient(t, mockConfig(), creditsystemtest.ScenarioCardNotFound)
-		_, err := c.GrabarPagoTarjeta(t.Context(), creditsystem.GrabarPagoTarjetaRequest{NumeroTarjeta: cliente, ValorPago: d("1")})
+		_, err := c.GrabarPagoTarjeta(t.Context(), pagoReq(cliente, "1.00"))
 		if !errors.Is(err, creditsystem.ErrCardNotFound) {
 			t.Fatalf("err = %v", err)
 		}
@@ -241,7 +242,7 @@ func TestRegisterResponders(t *testing.T) {
 	})
 	t.Run("fault", func(t *testing.T) {
 		c, _ := mockClient(t, mockConfig(), creditsystemtest.ScenarioFault)
-		_, err := c.GrabarConsumo(t.Context(), creditsystem.GrabarConsumoRequest{NumeroFactura: invoice})
+		_, err := c.GrabarConsumo(t.Context(), consumoReq("AUT0000001", cliente, invoice, "10.00", ""))
 		var fe *creditsystem.FaultError
 		if !errors.As(err, &fe) || fe.HTTPStatus != 500 {
 			t.Fatalf("err = %v", err)
