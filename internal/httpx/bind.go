@@ -48,6 +48,7 @@ func newValidator() *validator.Validate {
 	must(v.RegisterValidation("numeric_string", validateNumericString))
 	must(v.RegisterValidation("date_ymd", validateDateYMD))
 	must(v.RegisterValidation("positive", validatePositive))
+	must(v.RegisterValidation("nonnegative", validateNonNegative))
 	must(v.RegisterValidation("max_decimals", validateMaxDecimals))
 	must(v.RegisterValidation("max_integer_digits", validateMaxIntegerDigits))
 	return v
@@ -554,6 +555,8 @@ func describeText(f string, fe validator.FieldError) string {
 		return f + " must be a date in yyyy-mm-dd format"
 	case "positive":
 		return f + " must be greater than zero"
+	case "nonnegative":
+		return f + " must not be negative"
 	case "max_decimals":
 		return f + " must have at most " + p + " decimal places"
 	case "max_integer_digits":
@@ -634,6 +637,17 @@ func validatePositive(fl validator.FieldLevel) bool {
 	}
 	d, err := decimal.NewFromString(s)
 	return err == nil && d.IsPositive()
+}
+
+// validateNonNegative: the value is numeric text (or a decimal) of zero or more. Combine with
+// omitempty for optional fields.
+func validateNonNegative(fl validator.FieldLevel) bool {
+	s, ok := decimalText(fl)
+	if !ok || !isNumericString(s) {
+		return false
+	}
+	d, err := decimal.NewFromString(s)
+	return err == nil && !d.IsNegative()
 }
 
 // validateMaxDecimals: at most N digits after the point (max_decimals=2 for money).

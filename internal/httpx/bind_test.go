@@ -320,3 +320,34 @@ func TestBindNamesFullJSONPath(t *testing.T) {
 		})
 	}
 }
+
+func TestNonNegativeMoney(t *testing.T) {
+	type body struct {
+		Valor string `json:"valor_iva" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
+	}
+	cases := []struct {
+		name string
+		in   string
+		want string // "" when accepted
+	}{
+		{"zero", "0", ""},
+		{"zero with decimals", "0.00", ""},
+		{"minus zero", "-0", ""},
+		{"two decimals", "12.34", ""},
+		{"sixteen integer digits", "9999999999999999.99", ""},
+		{"leading zeros do not count", "00009999999999999999", ""},
+		{"omitted", "", ""},
+		{"negative", "-0.01", "valor_iva must not be negative"},
+		{"three decimals", "1.001", "valor_iva must have at most 2 decimal places"},
+		{"seventeen integer digits", "10000000000000000", "valor_iva must have at most 16 digits before the decimal point"},
+		{"not numeric", "1e3", "valor_iva must be a numeric string"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problems(t, body{Valor: tc.in})
+			if strings.Join(got, "|") != tc.want {
+				t.Fatalf("problems %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -42,9 +42,13 @@ import (
 //   - fecha_factura is from 1900-01-01 on (see fechaFacturaMinima).
 //   - plazo and items[].cantidad are at most 2147483647: both are xs:int on the wire and plazo
 //     is an INTEGER column, so a larger value would be granted upstream and then fail to store.
-//   - Monetary amounts that are stored (monto, monto_facturado) must be greater than zero with
-//     at most two decimals; cuota_inicial, valor_iva, valor_comision and item prices must be
-//     numeric strings.
+//   - Every monetary input is a numeric string (plain decimal text) with at most two decimals
+//     and at most 16 digits before the point (what a DECIMAL(18,2) column and the SOAP
+//     decimals hold). The amounts of the operation (financiacion and autorizacion monto,
+//     confirmar monto_facturado) must be greater than zero; cuota_inicial, valor_iva,
+//     valor_comision and items[].precio must not be negative (zero is allowed: no down
+//     payment, no VAT, a free item). A violation is a 400 naming the field; nothing is sent
+//     upstream or stored.
 //   - A request on an authorization that another request holds (its creditsystem call is in
 //     flight) is 409; so is every request on an authorization whose last money-moving call
 //     timed out (outcome unknown) until an operator reconciles it. A state that does not allow
@@ -126,7 +130,7 @@ type articuloRequest struct {
 	CodigoArticulo     string `json:"codigo_articulo"`
 	TextoArticulo      string `json:"texto_articulo" validate:"required,notblank"`
 	Cantidad           *int   `json:"cantidad" validate:"required,min=1,max=2147483647"`
-	Precio             string `json:"precio" validate:"required,numeric_string"`
+	Precio             string `json:"precio" validate:"required,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
 	CodigoTipoArticulo string `json:"codigo_tipo_articulo"`
 	Caracteristicas    string `json:"caracteristicas" validate:"omitempty,caracteristicas"`
 }
@@ -184,7 +188,7 @@ type autorizacionRequest struct {
 	PuntoVenta          string            `json:"punto_venta" validate:"required,notblank,max=50"`
 	CodigoTipoCupo      string            `json:"codigo_tipo_cupo" validate:"omitempty,max=3"`
 	CodigoTipoOperacion string            `json:"codigo_tipo_operacion" validate:"omitempty,max=3"`
-	CuotaInicial        string            `json:"cuota_inicial" validate:"omitempty,numeric_string"`
+	CuotaInicial        string            `json:"cuota_inicial" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
 	GarantiaExtendida   bool              `json:"garantia_extendida"`
 	Items               []articuloRequest `json:"items" validate:"omitempty,dive"`
 	OTP                 string            `json:"otp" validate:"omitempty,max=10"`
@@ -200,8 +204,8 @@ type confirmarRequest struct {
 	NumeroFactura  string `json:"numero_factura" validate:"required,notblank,max=50"`
 	MontoFacturado string `json:"monto_facturado" validate:"required,numeric_string,positive,max_decimals=2,max_integer_digits=16"`
 	FechaFactura   string `json:"fecha_factura" validate:"required,max=10,date_ymd,fecha_factura"`
-	ValorIVA       string `json:"valor_iva" validate:"omitempty,numeric_string"`
-	ValorComision  string `json:"valor_comision" validate:"omitempty,numeric_string"`
+	ValorIVA       string `json:"valor_iva" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
+	ValorComision  string `json:"valor_comision" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
 }
 
 type reversoRequest struct {

@@ -480,7 +480,7 @@ func TestConsumoValidation(t *testing.T) {
 		// monto and monto_facturado are DECIMAL(18,2) columns: a larger amount is refused before
 		// the creditsystem could grant what cannot be stored.
 		"autorizacion monto beyond decimal(18,2)": {"autorizacion", autorizacionBody("12345678901234567.00"),
-			[]string{"monto must have at most 16 digits before the decimal point"}},
+			[]string{"monto must have at most 16 digits before the decimal point", "items[0].precio must have at most 16 digits before the decimal point"}},
 		"otp missing":       {"otp", map[string]any{}, []string{"autorizacion_id is required", "otp is required"}},
 		"otp too long":      {"otp", map[string]any{"autorizacion_id": long(51), "otp": long(11)}, []string{"autorizacion_id must be at most 50", "otp must be at most 10"}},
 		"confirmar missing": {"confirmar", map[string]any{}, []string{"autorizacion_id is required", "numero_factura is required", "monto_facturado is required", "fecha_factura is required"}},
@@ -1140,4 +1140,93 @@ func TestConsumoCupoFlatFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConsumoMoneyInputs: every monetary input has at most two decimals and 16 integer digits;
+// the operation's amount is greater than zero and the others are not negative. A violation is
+// a 400 naming the field, reaches no creditsystem operation and stores nothing.
+func TestConsumoMoneyInputs(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg)
+		id := env.autorizar()
+		before := env.record(id)
+		with := func(base map[string]any, key string, v any) map[string]any {
+			b := map[string]any{}
+			for k, x := range base {
+				b[k] = x
+			}
+			b[key] = v
+			return b
+		}
+		item := func(precio string) []map[string]any {
+			return []map[string]any{{"texto_articulo": "TV", "cantidad": 1, "precio": precio}}
+		}
+		financiacion := map[string]any{"codigo_empresa": "000598", "numero_tarjeta": testTarjeta, "codigo_producto": "001",
+			"codigo_tipo_cupo": "001", "monto": "100.00"}
+		autorizacion := autorizacionBody("100.00")
+		confirmar := confirmarBody(id, "F-MONEY-1")
+		cases := []struct {
+			name     string
+			endpoint string
+			body     map[string]any
+			want     string
+		}{
+			{"financiacion monto zero", "financiacion", with(financiacion, "monto", "0.00"), "monto must be greater than zero"},
+			{"financiacion monto three decimals", "financiacion", with(financiacion, "monto", "10.001"), "monto must have at most 2 decimal places"},
+			{"financiacion monto 17 digits", "financiacion", with(financiacion, "monto", "12345678901234567"), "monto must have at most 16 digits before the decimal point"},
+			{"financiacion precio negative", "financiacion", with(financiacion, "items", item("-1.00")), "items[0].precio must not be negative"},
+			{"financiacion precio three decimals", "financiacion", with(financiacion, "items", item("1.005")), "items[0].precio must have at most 2 decimal places"},
+			{"autorizacion monto negative", "autorizacion", with(autorizacion, "monto", "-100.00"), "monto must be greater than zero"},
+			{"autorizacion monto three decimals", "autorizacion", with(autorizacion, "monto", "100.001"), "monto must have at most 2 decimal places"},
+			{"autorizacion cuota_inicial negative", "autorizacion", with(autorizacion, "cuota_inicial", "-5"), "cuota_inicial must not be negative"},
+			{"autorizacion cuota_inicial three decimals", "autorizacion", with(autorizacion, "cuota_inicial", "5.555"), "cuota_inicial must have at most 2 decimal places"},
+			{"autorizacion cuota_inicial 17 digits", "autorizacion", with(autorizacion, "cuota_inicial", "10000000000000000"), "cuota_inicial must have at most 16 digits before the decimal point"},
+			{"autorizacion precio negative", "autorizacion", with(autorizacion, "items", item("-0.01")), "items[0].precio must not be negative"},
+			{"autorizacion precio 17 digits", "autorizacion", with(autorizacion, "items", item("10000000000000000.00")), "items[0].precio must have at most 16 digits before the decimal point"},
+			{"confirmar monto_facturado zero", "confirmar", with(confirmar, "monto_facturado", "0"), "monto_facturado must be greater than zero"},
+			{"confirmar monto_facturado three decimals", "confirmar", with(confirmar, "monto_facturado", "300.001"), "monto_facturado must have at most 2 decimal places"},
+			{"confirmar valor_iva negative", "confirmar", with(confirmar, "valor_iva", "-39.13"), "valor_iva must not be negative"},
+			{"confirmar valor_iva three decimals", "confirmar", with(confirmar, "valor_iva", "39.125"), "valor_iva must have at most 2 decimal places"},
+			{"confirmar valor_comision negative", "confirmar", with(confirmar, "valor_comision", "-1"), "valor_comision must not be negative"},
+			{"confirmar valor_comision 17 digits", "confirmar", with(confirmar, "valor_comision", "99999999999999999"), "valor_comision must have at most 16 digits before the decimal point"},
+		}
+		upstream := map[string]string{"financiacion": "ConsultarAlternativaFinanciacion", "autorizacion": "GrabarAutorizacion", "confirmar": "GrabarConsumo"}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				calls := env.cs.Calls(upstream[tc.endpoint])
+				records, err := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := expectError(t, env.consumo(tc.endpoint, tc.body), http.StatusBadRequest)
+				if errs, _ := m["errors"].([]any); len(errs) != 1 || errs[0] != tc.want {
+					t.Fatalf("errors %v, want [%q]", m["errors"], tc.want)
+				}
+				if n := env.cs.Calls(upstream[tc.endpoint]); n != calls {
+					t.Fatalf("%s was called %d times for an invalid request", upstream[tc.endpoint], n-calls)
+				}
+				after, err := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after != records {
+					t.Fatalf("%d records after an invalid request, want %d", after, records)
+				}
+				if rec := env.record(id); rec.Estado != before.Estado || !rec.UpdatedAt.Equal(before.UpdatedAt) || rec.NumeroFactura != "" {
+					t.Fatalf("the authorization changed: %+v", rec)
+				}
+			})
+		}
+		t.Run("zero is a valid cuota_inicial, valor_iva, valor_comision and precio", func(t *testing.T) {
+			b := with(autorizacion, "cuota_inicial", "0")
+			b["items"] = item("0.00")
+			consumoExpect(t, env.consumo("autorizacion", b), http.StatusOK)
+			c := with(confirmar, "valor_iva", "0.00")
+			c["valor_comision"] = "0"
+			consumoExpect(t, env.consumo("confirmar", c), http.StatusOK)
+			if got := env.lastField(t, "GrabarConsumo", "nValorIva"); got != "0" && got != "0.00" {
+				t.Fatalf("nValorIva sent as %q, want 0", got)
+			}
+		})
+	})
 }
