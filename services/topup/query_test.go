@@ -52,13 +52,15 @@ func TestQueryRecharge(t *testing.T) {
 
 		t.Run("in flight: pending -> success", func(t *testing.T) {
 			// The late-success subscriber commits at once and holds the answer: while the
-			// request waits, its record is pending and the carrier already has it.
+			// request waits, its record is pending and the carrier already has it. A stack of
+			// its own with a 3 s carrier timeout gives a loaded machine time to see that window.
+			s := newStack(t, tg, map[string]string{"CARRIER_TIMEOUT": "3"})
 			done := make(chan answer, 1)
 			go func() {
 				done <- s.do("POST", rechargePath, rechargeBodyFor(carriertest.SubscriberLateSuccess), op.recharge(t))
 			}()
 			var pending map[string]any
-			for deadline := time.Now().Add(400 * time.Millisecond); pending == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			for deadline := time.Now().Add(2500 * time.Millisecond); pending == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				l := s.do("GET", "/api/v1/recargas/transactions?status=pending", nil, viewer)
 				if rows, _ := l.body["data"].([]any); len(rows) == 1 {
 					pending = rows[0].(map[string]any)
