@@ -30,6 +30,9 @@ import (
 //     such line or operation type). Beside them, cupos: [{cCodigoTipoCupo, ...,
 //     operaciones: [{cCodigoTipoOperacion, ...}]}] carries every credit line with every
 //     operation type (null when the creditsystem lists none).
+//   - An optional field of financiacion (codigo_tipo_operacion, items) or of an item
+//     (codigo_articulo, codigo_tipo_articulo, caracteristicas) that is absent, null, empty or
+//     blank is left out of the SOAP request (neither sent empty nor as xsi:nil).
 //   - financiacion wraps its options in "alternativas"; cuota_garantia_extendida and
 //     cuota_entrada_minima are always present, null on the options without them.
 //   - confirmar answers tabla_amortizacion and cupos_afectados as arrays of objects, plus
@@ -142,11 +145,20 @@ func articulos(items []articuloRequest) []creditsystem.Articulo {
 	out := make([]creditsystem.Articulo, len(items))
 	for i, it := range items {
 		out[i] = creditsystem.Articulo{
-			CodigoArticulo: it.CodigoArticulo, TextoArticulo: it.TextoArticulo, Cantidad: *it.Cantidad,
-			Precio: mustDecimal(it.Precio), CodigoTipoArticulo: it.CodigoTipoArticulo, Caracteristicas: it.Caracteristicas,
+			CodigoArticulo: optional(it.CodigoArticulo), TextoArticulo: it.TextoArticulo, Cantidad: *it.Cantidad,
+			Precio: mustDecimal(it.Precio), CodigoTipoArticulo: optional(it.CodigoTipoArticulo), Caracteristicas: optional(it.Caracteristicas),
 		}
 	}
 	return out
+}
+
+// optional is an optional text field as the creditsystem client takes it: "" (left out of the
+// SOAP request) when it was not given, sent empty or blank.
+func optional(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
 }
 
 // mustDecimal parses text the numeric_string rule already accepted.
@@ -339,7 +351,7 @@ func (h *consumoHandlers) financiacion(c *fiber.Ctx) error {
 	}
 	res, err := h.consumos.Financiacion(consumoCtx(c), creditsystem.ConsultarAlternativaFinanciacionRequest{
 		NumeroTarjeta: req.NumeroTarjeta, CodigoProducto: req.CodigoProducto, CodigoTipoCupo: req.CodigoTipoCupo,
-		CodigoTipoOperacion: req.CodigoTipoOperacion, Monto: mustDecimal(req.Monto), Articulos: articulos(req.Items),
+		CodigoTipoOperacion: optional(req.CodigoTipoOperacion), Monto: mustDecimal(req.Monto), Articulos: articulos(req.Items),
 	})
 	if err != nil {
 		return err

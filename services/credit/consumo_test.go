@@ -1230,3 +1230,57 @@ func TestConsumoMoneyInputs(t *testing.T) {
 		})
 	})
 }
+
+// TestConsumoFinanciacionOmitsOptionalFields: an optional field that is not given (absent,
+// null, empty or blank) is left out of the SOAP request, neither sent empty nor as xsi:nil;
+// one that is given is sent. Nothing is stored by /financiacion, so one engine is enough.
+func TestConsumoFinanciacionOmitsOptionalFields(t *testing.T) {
+	env := newTestEnv(t, storagetest.SQLite(t))
+	base := `"codigo_empresa":"000598","numero_tarjeta":"` + testTarjeta + `","codigo_producto":"001","codigo_tipo_cupo":"001","monto":"100.00"`
+	cases := []struct {
+		name    string
+		body    string
+		absent  []string          // elements that must not appear in the SOAP body at all
+		present map[string]string // members sent, with their value
+		items   []map[string]string
+	}{
+		{"absent", `{` + base + `}`, []string{"cCodigoTipoOperacion", "iArticuloVm"}, nil, nil},
+		{"null", `{` + base + `,"codigo_tipo_operacion":null,"items":null}`, []string{"cCodigoTipoOperacion", "iArticuloVm"}, nil, nil},
+		{"empty", `{` + base + `,"codigo_tipo_operacion":"","items":[]}`, []string{"cCodigoTipoOperacion", "iArticuloVm"}, nil, nil},
+		{"blank", `{` + base + `,"codigo_tipo_operacion":"   "}`, []string{"cCodigoTipoOperacion", "iArticuloVm"}, nil, nil},
+		{"item without its optional fields", `{` + base + `,"items":[{"texto_articulo":"TV","cantidad":1,"precio":"100.00","codigo_articulo":"","codigo_tipo_articulo":" ","caracteristicas":null}]}`,
+			[]string{"cCodigoTipoOperacion", "cCodigoArticulo", "cCodigoTipoArticulo", "cCaracteristicas"}, nil,
+			[]map[string]string{{"cTextoArticulo": "TV", "nCantidad": "1", "nPrecio": "100.00"}}},
+		{"given", `{` + base + `,"codigo_tipo_operacion":"002","items":[{"texto_articulo":"TV","cantidad":2,"precio":"50.00","codigo_articulo":"A1","codigo_tipo_articulo":"T1","caracteristicas":"COLOR:NEGRO"}]}`,
+			nil, map[string]string{"cCodigoTipoOperacion": "002"},
+			[]map[string]string{{"cTextoArticulo": "TV", "nCantidad": "2", "nPrecio": "50.00", "cCodigoArticulo": "A1", "cCodigoTipoArticulo": "T1", "cCaracteristicas": "COLOR:NEGRO"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			consumoExpect(t, env.do(http.MethodPost, consumoPrefix+"financiacion", tc.body, env.userToken()), http.StatusOK)
+			req, ok := env.cs.LastRequest("ConsultarAlternativaFinanciacion")
+			if !ok {
+				t.Fatal("ConsultarAlternativaFinanciacion never reached the fake")
+			}
+			for _, name := range tc.absent {
+				if bytes.Contains(req.Body, []byte(":"+name)) || bytes.Contains(req.Body, []byte("<"+name)) {
+					t.Errorf("%s is in the SOAP request: %s", name, req.Body)
+				}
+			}
+			for name, want := range tc.present {
+				if got, ok := req.Field(name); !ok || got != want {
+					t.Errorf("%s = %q (present %v), want %q", name, got, ok, want)
+				}
+			}
+			got := req.Lists["iArticuloVm"]
+			if len(got) != len(tc.items) {
+				t.Fatalf("iArticuloVm %v, want %v", got, tc.items)
+			}
+			for i, want := range tc.items {
+				if fmt.Sprint(got[i]) != fmt.Sprint(want) {
+					t.Errorf("iArticuloVm[%d] = %v, want %v", i, got[i], want)
+				}
+			}
+		})
+	}
+}
