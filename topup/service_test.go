@@ -160,7 +160,7 @@ func TestPendingIsCommittedBeforeTheCarrierCall(t *testing.T) {
 			_, err := e.svc.Recharge(context.Background(), manual(operator("u1"), "593991234567"))
 			done <- err
 		}()
-		deadline := time.Now().Add(900 * time.Millisecond)
+		deadline := time.Now().Add(1900 * time.Millisecond)
 		for {
 			list, _, err := e.store.List(t.Context(), Filter{})
 			if err != nil {
