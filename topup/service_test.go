@@ -154,7 +154,7 @@ func assertNoPassword(t *testing.T, e *env) {
 func TestPendingIsCommittedBeforeTheCarrierCall(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		e := newEnvTimeout(t, tg, Config{}, 3*time.Second)
-		e.spr.Script(carrier.FunctionTopup, carriertest.Process().After(time.Second))
+		e.spr.Script(carrier.FunctionTopup, carriertest.Process().After(2*time.Second))
 		done := make(chan error, 1)
 		go func() {
 			_, err := e.svc.Recharge(context.Background(), manual(operator("u1"), "593991234567"))
