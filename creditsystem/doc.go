@@ -73,8 +73,10 @@
 //   - *TransportError: no usable answer: timeout, refused or dropped connection, an HTTP
 //     error status without a fault, an answer that does not decode, is not the expected
 //     element, or has a nil result. IsTransport and IsTimeout tell them apart;
-//     errors.Is(err, context.DeadlineExceeded) holds for timeouts and errors.Is(err,
-//     context.Canceled) when the caller cancelled.
+//     errors.Is(err, context.DeadlineExceeded) holds for every timeout (Config.Timeout, the
+//     context's deadline, an *http.Client Timeout, a Transport's ResponseHeaderTimeout, a
+//     connection deadline; TestEveryTimeoutIsDeadlineExceeded) and errors.Is(err,
+//     context.Canceled) when the caller cancelled; errors.As still finds the *TransportError.
 //
 // ErrInvalidRequest (errors.Is) is returned, without any call, for a request that misses a
 // field the specification makes required; the message names the fields:

@@ -77,6 +77,14 @@ func (e *TransportError) Error() string {
 
 func (e *TransportError) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, context.DeadlineExceeded) hold for every timeout, whatever
+// produced it: the client's deadline, the context's, an *http.Client Timeout, a Transport's
+// ResponseHeaderTimeout or a connection deadline (an "i/o timeout" net.Error, which on its
+// own does not match context.DeadlineExceeded).
+func (e *TransportError) Is(target error) bool {
+	return target == context.DeadlineExceeded && e.Timeout()
+}
+
 // Timeout reports whether the call ran out of time.
 func (e *TransportError) Timeout() bool {
 	if errors.Is(e.Err, context.DeadlineExceeded) {
@@ -86,8 +94,8 @@ func (e *TransportError) Timeout() bool {
 	return errors.As(e.Err, &ne) && ne.Timeout()
 }
 
-// IsTimeout reports whether err is a call that ran out of time (the configured timeout or
-// the context's deadline).
+// IsTimeout reports whether err is a call that ran out of time (the configured timeout, the
+// context's deadline, or a timeout of the *http.Client, its Transport or the connection).
 func IsTimeout(err error) bool {
 	var te *TransportError
 	if errors.As(err, &te) {
