@@ -127,13 +127,17 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// New returns a Client for cfg.
+// New returns a Client for cfg. A nil Option is ignored, so that callers can pass an option
+// that is set only in some configurations.
 func New(cfg Config, opts ...Option) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	c := &Client{cfg: cfg}
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(c); err != nil {
 			return nil, fmt.Errorf("creditsystem: %w", err)
 		}

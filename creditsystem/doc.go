@@ -16,7 +16,9 @@
 //	}, creditsystem.WithHTTPClient(httpClient))
 //
 // New checks the configuration: both URLs must be absolute http(s) URLs, Usuario and Terminal
-// are required, Timeout must not be negative. Config.String redacts the OTP bypass code.
+// are required, Timeout must not be negative. A nil Option is ignored (not an error), so an
+// option chosen at run time can be passed as nil; WithHTTPClient(nil), on the other hand,
+// is an error. Config.String redacts the OTP bypass code.
 // WithHTTPClient injects the *http.Client (a metrics RoundTripper, an httpmock transport);
 // every request it sees carries the operation name, read with OperationFromContext.
 // Connections are kept alive and reused (see "Generated code" below).

@@ -99,7 +99,9 @@ func NewHandler(opts ...Option) *Handler {
 		closed:  make(chan struct{}),
 	}
 	for _, o := range opts {
-		o(h)
+		if o != nil { // a nil Option is ignored, as creditsystem.New does
+			o(h)
+		}
 	}
 	h.bank = newBank(h.now, h.line)
 	if h.firstAuth > 0 {
