@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -174,7 +175,7 @@ func (c *Client) exchange(ctx context.Context, fn string, data []umsprot.Data, r
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &TransportError{Op: fn, Err: err}
+		return nil, &TransportError{Op: fn, Err: withDeadline(ctx, err)}
 	}
 	defer resp.Body.Close()
 	res.Exchange.HTTPStatus = resp.StatusCode
@@ -185,12 +186,24 @@ func (c *Client) exchange(ctx context.Context, fn string, data []umsprot.Data, r
 	}
 	res.Exchange.Response = c.scrubBytes(body)
 	if err != nil {
-		return nil, &TransportError{Op: fn, HTTPStatus: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", err)}
+		return nil, &TransportError{Op: fn, HTTPStatus: resp.StatusCode, Err: fmt.Errorf("reading the answer: %w", withDeadline(ctx, err))}
 	}
 	if tooLarge {
 		return nil, &TransportError{Op: fn, HTTPStatus: resp.StatusCode, Err: fmt.Errorf("%w: larger than %d bytes", ErrMalformedAnswer, MaxAnswerSize)}
 	}
 	return interpret(fn, resp.StatusCode, body, res, c.scrub)
+}
+
+// withDeadline makes err satisfy errors.Is(err, context.DeadlineExceeded)
+// when the call's deadline has passed, even if the layer below reported it in
+// its own words (an injected RoundTripper or body that returns its own error
+// when the context ends). Any other end of the context (a cancellation) is
+// wrapped likewise, so errors.Is(err, context.Canceled) holds.
+func withDeadline(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }
 
 // maskPassword returns a copy of data with every PASSWORD value masked, and

@@ -72,6 +72,12 @@
 // sending the request to reading the last byte of the answer; a sooner
 // deadline on the context wins. The OAuth2 token fetch, which x/oauth2 does
 // outside the call's context, gets the same timeout through its HTTP client.
+// Every way of running out of time gives a *TransportError for which
+// errors.Is(err, context.DeadlineExceeded) and IsTimeout hold: Config.Timeout,
+// the context's deadline, the Timeout of an http.Client given with
+// WithHTTPClient, a transport's own timeout (a net.Error whose Timeout is
+// true), the token fetch, before or after the headers, and also when an
+// injected RoundTripper reports the deadline in its own words.
 // Nothing is retried: not by this package, and not by net/http, which never
 // replays a POST. A timed-out top-up must be reconciled with QueryRecharge.
 //

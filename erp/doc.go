@@ -88,9 +88,12 @@
 // # Timeouts and retries
 //
 // Each call runs under context.WithTimeout(ctx, Config.Timeout), connection, headers and body
-// included; the caller's earlier deadline wins. IsTimeout(err) and
-// errors.Is(err, context.DeadlineExceeded) hold when it expires, even when it expires while
-// the body is being read. Nothing is retried: a create that timed out may have been applied
+// included; the caller's earlier deadline wins. Every way of running out of time gives a
+// *TransportError (errors.As) for which IsTimeout(err) and errors.Is(err,
+// context.DeadlineExceeded) hold: Config.Timeout, the caller's deadline, the Timeout of an
+// http.Client given with WithHTTPClient, a transport's own timeout (a net.Error whose Timeout
+// is true), before or after the headers, and also when an injected RoundTripper or body reports
+// the deadline in its own words. Nothing is retried: a create that timed out may have been applied
 // (erptest.LateSuccess reproduces it); LookupClient tells whether it was.
 //
 // # Testing

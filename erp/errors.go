@@ -58,6 +58,17 @@ type TransportError struct {
 func (e *TransportError) Error() string { return "erp: " + e.Op + ": " + e.Err.Error() }
 func (e *TransportError) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, context.DeadlineExceeded) hold for every timeout, also one a
+// transport reports only as a net.Error whose Timeout is true (a dialer's own deadline),
+// so that errors.Is and IsTimeout always agree.
+func (e *TransportError) Is(target error) bool {
+	if target != context.DeadlineExceeded {
+		return false
+	}
+	var ne net.Error
+	return errors.As(e.Err, &ne) && ne.Timeout()
+}
+
 // IsTimeout reports whether err is an ERP call that ran out of time (its own deadline,
 // the Config.Timeout, or the caller's). The operation may have been applied by the ERP.
 func IsTimeout(err error) bool {

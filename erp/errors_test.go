@@ -3,6 +3,7 @@ package erp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -388,3 +389,122 @@ func TestTimeoutReportedByTheRoundTripperInItsOwnWords(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// netTimeout is a network timeout as a transport reports it (a dialer's or a proxy's own
+// deadline): a net.Error whose Timeout is true, not context.DeadlineExceeded.
+type netTimeout struct{}
+
+func (netTimeout) Error() string   { return "i/o timeout" }
+func (netTimeout) Timeout() bool   { return true }
+func (netTimeout) Temporary() bool { return true }
+
+// stallingBody gives part of an answer, then blocks until ctx ends and fails in its own words.
+type stallingBody struct {
+	ctx  context.Context
+	sent bool
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, `{"error_api":false,"encon`), nil
+	}
+	<-b.ctx.Done()
+	return 0, errors.New("stream reset by proxy")
+}
+func (b *stallingBody) Close() error { return nil }
+
+// TestEveryTimeoutIsDeadlineExceeded: however the time runs out (Config.Timeout, the caller's
+// deadline, the injected http.Client's Timeout, a transport's own timeout, before or after the
+// headers), errors.Is(err, context.DeadlineExceeded) and IsTimeout hold and the error is still
+// a *TransportError naming the operation.
+func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
+	const short = 200 * time.Millisecond
+	hang := func(srv *erptest.Server, op string) { srv.Script(op, erptest.Hang()) }
+	// stallBody sends the headers and the start of the answer, then stalls. It reads the
+	// request first, so that the server notices when the client hangs up.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	stallBody := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"error_api":false,"encon`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}
+	cases := []struct {
+		name    string
+		timeout time.Duration                             // Config.Timeout
+		ctx     time.Duration                             // the caller's deadline, when > 0
+		fake    func(*erptest.Server, string)             // scripts the fake ERP, when set
+		handler http.HandlerFunc                          // a hand-written ERP, when set
+		hc      func(base http.RoundTripper) *http.Client // WithHTTPClient, when set
+	}{
+		{name: "Config.Timeout before the headers", timeout: short, fake: hang},
+		{name: "Config.Timeout while reading the body", timeout: short, handler: stallBody},
+		{name: "caller's deadline sooner than Config.Timeout", timeout: time.Minute, ctx: short, fake: hang},
+		{name: "http.Client Timeout before the headers", timeout: time.Minute, fake: hang,
+			hc: func(base http.RoundTripper) *http.Client { return &http.Client{Transport: base, Timeout: short} }},
+		{name: "http.Client Timeout while reading the body", timeout: time.Minute, handler: stallBody,
+			hc: func(base http.RoundTripper) *http.Client { return &http.Client{Transport: base, Timeout: short} }},
+		{name: "transport reports a network timeout", timeout: time.Minute,
+			hc: func(http.RoundTripper) *http.Client {
+				return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: netTimeout{}}
+				})}
+			}},
+		{name: "transport's body fails in its own words at the deadline", timeout: short,
+			hc: func(http.RoundTripper) *http.Client {
+				return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+						Body: &stallingBody{ctx: r.Context()}, Request: r}, nil
+				})}
+			}},
+	}
+	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+		for _, tc := range cases {
+			t.Run(op+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				var url string
+				if tc.handler != nil {
+					hs := httptest.NewServer(tc.handler)
+					t.Cleanup(hs.Close)
+					url = hs.URL
+				} else {
+					srv := erptest.NewServer()
+					t.Cleanup(srv.Close)
+					if tc.fake != nil {
+						tc.fake(srv, op)
+					}
+					url = srv.URL
+				}
+				var opts []erp.Option
+				if tc.hc != nil {
+					tr := http.DefaultTransport.(*http.Transport).Clone()
+					t.Cleanup(tr.CloseIdleConnections)
+					opts = append(opts, erp.WithHTTPClient(tc.hc(tr)))
+				}
+				c, err := erp.New(erp.Config{BaseURL: url, Timeout: tc.timeout}, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := t.Context()
+				if tc.ctx > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+					defer cancel()
+				}
+				err = call(ctx, c, op, "0102030405", "ANA")
+				checkErr(t, op, err, wantErr{timeout: true, transport: true})
+				var te *erp.TransportError
+				if !errors.As(err, &te) || te.Op != op {
+					t.Errorf("errors.As(*TransportError) = %+v, want Op %s", te, op)
+				}
+			})
+		}
+	}
+}
