@@ -47,7 +47,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	var o options
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("carrier: nil Option")
+			continue // a nil Option is ignored (documented on Option)
 		}
 		if err := opt(&o); err != nil {
 			return nil, err

@@ -106,7 +106,9 @@ func (c Config) validate() error {
 }
 
 // Option customises a Client. Options validate their argument: New fails
-// on a bad one rather than a call failing later.
+// on a bad one rather than a call failing later. A nil Option is ignored, so
+// that a caller can pass an optional one (var opt carrier.Option; if ... {
+// opt = carrier.WithLogger(l) }) without a branch.
 type Option func(*options) error
 
 type options struct {

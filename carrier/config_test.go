@@ -17,6 +17,8 @@ func TestNewValidates(t *testing.T) {
 		cfg     Config
 		opts    []Option
 		wantErr string
+		wantHC  *http.Client // the client New must send through, when set
+		wantLog bool         // WithLogger was applied
 	}{
 		{name: "minimal", cfg: ok},
 		{name: "missing URL", cfg: Config{}, wantErr: "URL is required"},
@@ -27,8 +29,10 @@ func TestNewValidates(t *testing.T) {
 		{name: "OAuth2 with a bad token URL", cfg: Config{URL: ok.URL, OAuth2: &OAuth2Config{TokenURL: "token", ClientID: "id", ClientSecret: "s"}}, wantErr: "TokenURL"},
 		{name: "WithHTTPClient(nil)", cfg: ok, opts: []Option{WithHTTPClient(nil)}, wantErr: "WithHTTPClient(nil)"},
 		{name: "WithLogger(nil)", cfg: ok, opts: []Option{WithLogger(nil)}, wantErr: "WithLogger(nil)"},
-		{name: "nil option", cfg: ok, opts: []Option{nil}, wantErr: "nil Option"},
-		{name: "options", cfg: ok, opts: []Option{WithHTTPClient(http.DefaultClient), WithLogger(slog.Default())}},
+		{name: "nil option is ignored", cfg: ok, opts: []Option{nil}},
+		{name: "nil options between others are ignored", cfg: ok, opts: []Option{nil, WithHTTPClient(http.DefaultClient), nil, WithLogger(slog.Default()), nil}, wantHC: http.DefaultClient, wantLog: true},
+		{name: "a bad option after a nil one still fails", cfg: ok, opts: []Option{nil, WithLogger(nil)}, wantErr: "WithLogger(nil)"},
+		{name: "options", cfg: ok, opts: []Option{WithHTTPClient(http.DefaultClient), WithLogger(slog.Default())}, wantHC: http.DefaultClient, wantLog: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +40,12 @@ func TestNewValidates(t *testing.T) {
 			if tt.wantErr == "" {
 				if err != nil || c == nil {
 					t.Fatalf("New = %v, %v", c, err)
+				}
+				if tt.wantHC != nil && c.hc != tt.wantHC {
+					t.Errorf("the client does not send through the given *http.Client")
+				}
+				if (c.log != nil) != tt.wantLog {
+					t.Errorf("logger set = %v, want %v", c.log != nil, tt.wantLog)
 				}
 				return
 			}

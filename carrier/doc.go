@@ -14,7 +14,8 @@
 //		OAuth2:    nil,              // or the CARRIER_OAUTH_* client credentials
 //	}, carrier.WithHTTPClient(hc), carrier.WithLogger(logger))
 //
-// New validates the configuration and the options and contacts nobody. The
+// New validates the configuration and the options (a nil Option is ignored)
+// and contacts nobody. The
 // Client is safe for concurrent use. In mock mode (CARRIER_MOCK_MODE=true)
 // use carriertest.NewMock instead, which wires the same Client to an
 // in-process fake SPR.

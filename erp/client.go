@@ -18,7 +18,8 @@ type Client struct {
 	http *resty.Client
 }
 
-// Option configures a Client. Options validate their argument and make New fail.
+// Option configures a Client. Options validate their argument and make New fail. A nil
+// Option is ignored, so that a caller can pass an optional one without a branch.
 type Option func(*options) error
 
 type options struct {
@@ -46,6 +47,9 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	var o options
 	for _, opt := range opts {
+		if opt == nil {
+			continue // a nil Option is ignored (documented on Option)
+		}
 		if err := opt(&o); err != nil {
 			return nil, err
 		}

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarcoal/httpmock"
+
 	"github.com/platform/integrations/erp"
+	"github.com/platform/integrations/erp/erptest"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -104,5 +107,59 @@ func TestConfigNeverPrintsAPIKey(t *testing.T) {
 		if !strings.Contains(s, "[REDACTED]") {
 			t.Errorf("%s does not show that a key is set: %s", name, s)
 		}
+	}
+}
+
+// A nil Option is ignored: New neither panics nor fails, and the other options still apply.
+func TestNewIgnoresNilOptions(t *testing.T) {
+	cfg := erp.Config{BaseURL: "http://erp.test", Timeout: time.Second}
+	tests := []struct {
+		name     string
+		opts     func(hc *http.Client) []erp.Option
+		wantMock bool   // calls go through the given *http.Client
+		wantErr  string // New fails with this text
+	}{
+		{name: "only nil", opts: func(*http.Client) []erp.Option { return []erp.Option{nil} }},
+		{name: "nil before and after WithHTTPClient", wantMock: true,
+			opts: func(hc *http.Client) []erp.Option { return []erp.Option{nil, erp.WithHTTPClient(hc), nil} }},
+		{name: "a bad option after a nil one still fails", wantErr: "nil *http.Client",
+			opts: func(*http.Client) []erp.Option { return []erp.Option{nil, erp.WithHTTPClient(nil)} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mt := httpmock.NewMockTransport()
+			mt.RegisterResponder(http.MethodPost, erptest.LookupURL(cfg),
+				httpmock.NewStringResponder(200, `{"error_api":false,"encontrado":false,"cliente":null}`))
+			var (
+				c   *erp.Client
+				err error
+			)
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("New panicked: %v", p)
+					}
+				}()
+				c, err = erp.New(cfg, tt.opts(&http.Client{Transport: mt})...)
+			}()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || c == nil {
+				t.Fatalf("New = %v, %v", c, err)
+			}
+			if !tt.wantMock {
+				return
+			}
+			if _, err := c.LookupClient(t.Context(), "000598", "0102030405"); err != nil {
+				t.Fatal(err)
+			}
+			if n := mt.GetTotalCallCount(); n != 1 {
+				t.Errorf("the given *http.Client saw %d calls, want 1", n)
+			}
+		})
 	}
 }

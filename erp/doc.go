@@ -12,7 +12,8 @@
 // Config documents every field, the environment variable it comes from and its default:
 // ERP_URL, ERP_TIMEOUT (30 s), ERP_LOOKUP_PATH (/erpapi/consulta-externa/clientes),
 // ERP_CLIENTS_PATH (/erpapi/clientes), ERP_API_KEY (none) and ERP_API_KEY_HEADER (X-API-Key).
-// One Client serves the whole process; it is safe for concurrent use.
+// One Client serves the whole process; it is safe for concurrent use. A nil Option passed to
+// New is ignored.
 //
 // # Operations
 //
