@@ -101,10 +101,11 @@ func (c *Config) validate() error {
 
 // Client calls the Cartera and Central services. It is safe for concurrent use.
 type Client struct {
-	cfg     Config
-	hc      *http.Client
-	cartera endpoint
-	central endpoint
+	cfg             Config
+	hc              *http.Client
+	centralContract string
+	cartera         endpoint
+	central         endpoint
 }
 
 type endpoint struct {
@@ -127,13 +128,32 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
+// DefaultCentralContract is the WCF contract name of the Central service in SOAPAction
+// ({SOAPNamespace}/IServicioCentral/<Operation>), the one the Central WSDL publishes. The
+// specification names only Cartera's (IServicioCar); WithCentralContract changes this one.
+const DefaultCentralContract = central.WSDLPortType
+
+// WithCentralContract sets the WCF contract name that Central's SOAPAction carries
+// ({SOAPNamespace}/<name>/ConsultarAlternativaFinanciacion), default
+// DefaultCentralContract, for a deployment whose Central service publishes another
+// service contract name. The name must be non-empty, without slashes, quotes or spaces.
+func WithCentralContract(name string) Option {
+	return func(c *Client) error {
+		if name == "" || strings.ContainsAny(name, "/\" \t\r\n") {
+			return fmt.Errorf("WithCentralContract: invalid contract name %q", name)
+		}
+		c.centralContract = name
+		return nil
+	}
+}
+
 // New returns a Client for cfg. A nil Option is ignored, so that callers can pass an option
 // that is set only in some configurations.
 func New(cfg Config, opts ...Option) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg}
+	c := &Client{cfg: cfg, centralContract: DefaultCentralContract}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -151,7 +171,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	d := doer{hc: c.hc}
 	c.cartera = endpoint{soap: soap.NewClient(cfg.CarteraURL, soap.WithHTTPClient(d)), portType: cartera.WSDLPortType}
-	c.central = endpoint{soap: soap.NewClient(cfg.CentralURL, soap.WithHTTPClient(d)), portType: central.WSDLPortType}
+	c.central = endpoint{soap: soap.NewClient(cfg.CentralURL, soap.WithHTTPClient(d)), portType: c.centralContract}
 	return c, nil
 }
 

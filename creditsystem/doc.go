@@ -19,6 +19,7 @@
 // are required, Timeout must not be negative. A nil Option is ignored (not an error), so an
 // option chosen at run time can be passed as nil; WithHTTPClient(nil), on the other hand,
 // is an error. Config.String redacts the OTP bypass code.
+// WithCentralContract changes the contract name in Central's SOAPAction (see below).
 // WithHTTPClient injects the *http.Client (a metrics RoundTripper, an httpmock transport);
 // every request it sees carries the operation name, read with OperationFromContext.
 // Connections are kept alive and reused (see "Generated code" below).
@@ -130,7 +131,11 @@
 //     o output list); each WSDL type says where it comes from.
 //   - Each operation takes one DataContract parameter named oSolicitud and answers
 //     <Operation>Result, WCF's names for a method Operation(Solicitud...Vm oSolicitud).
-//   - Central's contract is IServicioCentral. The DataContract namespaces are
+//   - Central's WCF contract name, used in its SOAPAction, is IServicioCentral
+//     (DefaultCentralContract, the Central WSDL's port type): the specification names only
+//     Cartera's, IServicioCar, which is fixed. A deployment whose Central service publishes
+//     another service contract name sets it with WithCentralContract (TestCentralContract).
+//     The DataContract namespaces are
 //     http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos and
 //     ...CreditSystem.Central.Modelos; replacing the WSDL and regenerating changes them.
 //   - Dates are System.DateTime (xs:dateTime); the client writes yyyy-mm-dd, as the

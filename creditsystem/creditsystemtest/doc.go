@@ -18,6 +18,8 @@
 // listener (for example 127.0.0.1:0); Handler.Close releases held requests.
 //
 // Options: WithNamespace (must match the client's SOAPNamespace; default http://tempuri.org/),
+// WithCentralContract (must match the client's creditsystem.WithCentralContract; default
+// IServicioCentral),
 // WithClock (dates of cards, tables and overdue installments), WithCreditLine (default 5000.00),
 // WithFirstAuthorization (number authorizations from n, for a fake in front of a database that
 // outlives it; such a fake adopts the authorizations numbered below n and the invoices it does

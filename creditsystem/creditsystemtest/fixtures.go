@@ -86,6 +86,8 @@ func loadScenario(s Scenario) (map[string]fixture, error) {
 // the recorded answer of scenario; the answers are rewritten to cfg.SOAPNamespace. A request
 // whose SOAPAction does not belong to the URL gets WCF's ActionNotSupported fault. Use one
 // MockTransport per test on the client's injected *http.Client, never httpmock's global one.
+// The responders expect the WSDL contract names (IServicioCar, IServicioCentral): a client
+// built with creditsystem.WithCentralContract gets ActionNotSupported from them.
 func RegisterResponders(mt *httpmock.MockTransport, cfg creditsystem.Config, scenario Scenario) error {
 	answers, err := loadScenario(scenario)
 	if err != nil {

@@ -53,6 +53,11 @@ type Option func(*Handler)
 // http://tempuri.org/); it must match the client's Config.SOAPNamespace.
 func WithNamespace(ns string) Option { return func(h *Handler) { h.ns = ns } }
 
+// WithCentralContract sets the WCF contract name the fake expects in Central's SOAPAction
+// (default IServicioCentral, the WSDL's); it must match the client's
+// creditsystem.WithCentralContract.
+func WithCentralContract(name string) Option { return func(h *Handler) { h.centralContract = name } }
+
 // WithClock sets the fake's clock (dates of cards, tables and overdue installments).
 func WithClock(now func() time.Time) Option { return func(h *Handler) { h.now = now } }
 
@@ -72,10 +77,11 @@ func WithFirstAuthorization(n int) Option { return func(h *Handler) { h.firstAut
 // Handler is the fake creditsystem as an http.Handler, for a service that runs it on a real
 // listener in development mode. Tests usually want NewServer.
 type Handler struct {
-	ns        string
-	now       func() time.Time
-	line      decimal.Decimal
-	firstAuth int
+	ns              string
+	centralContract string
+	now             func() time.Time
+	line            decimal.Decimal
+	firstAuth       int
 
 	mu      sync.Mutex
 	bank    *bank
@@ -90,13 +96,14 @@ type Handler struct {
 // NewHandler returns a fake with no cards yet; every card is opened on first use.
 func NewHandler(opts ...Option) *Handler {
 	h := &Handler{
-		ns:      cartera.WSDLNamespace,
-		now:     time.Now,
-		line:    DefaultCreditLine,
-		scripts: map[string][]Outcome{},
-		calls:   map[string]int{},
-		last:    map[string]Request{},
-		closed:  make(chan struct{}),
+		ns:              cartera.WSDLNamespace,
+		centralContract: central.WSDLPortType,
+		now:             time.Now,
+		line:            DefaultCreditLine,
+		scripts:         map[string][]Outcome{},
+		calls:           map[string]int{},
+		last:            map[string]Request{},
+		closed:          make(chan struct{}),
 	}
 	for _, o := range opts {
 		if o != nil { // a nil Option is ignored, as creditsystem.New does
@@ -201,7 +208,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		op = action[i+1:]
 	}
 	portType, dcns, known := serviceOf(op)
-	if !known || action != soapAction(h.ns, portType, op) || !h.pathServes(r.URL.Path, portType) {
+	contract := portType
+	if portType == central.WSDLPortType {
+		contract = h.centralContract
+	}
+	if !known || action != soapAction(h.ns, contract, op) || !h.pathServes(r.URL.Path, portType) {
 		h.fault(w, http.StatusInternalServerError, "a:ActionNotSupported",
 			fmt.Sprintf("The message with Action '%s' cannot be processed at the receiver, due to a ContractFilter mismatch at the EndpointDispatcher.", action))
 		return
