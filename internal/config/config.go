@@ -27,6 +27,9 @@ const (
 	DevActionTokenSecret      = "dev-action-secret-change-me"
 	DevCreditsystemServiceKey = "dev-creditsystem-service-key"
 	DevTopupServiceKey        = "dev-topup-service-key"
+	// DevOTPBypass is the OTP bypass code of the creditsystem fake (creditsystemtest.DevOTPBypass),
+	// which development uses when CREDITSYSTEM_OTP_BYPASS is empty; production refuses it.
+	DevOTPBypass = "123456"
 )
 
 // Defaults that differ per service.

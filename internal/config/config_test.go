@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"log/slog"
 	"maps"
 	"strings"
@@ -238,7 +239,9 @@ func TestValidation(t *testing.T) {
 
 		{"production credit, nothing set", credit, map[string]string{"APP_ENV": "production"}, []string{
 			"JWT_SECRET", "CREDITSYSTEM_SERVICE_KEY", "CREDITSYSTEM_CARTERA_URL", "CREDITSYSTEM_CENTRAL_URL",
-			"CREDITSYSTEM_USUARIO", "CREDITSYSTEM_TERMINAL", "ERP_URL"}},
+			"CREDITSYSTEM_USUARIO", "CREDITSYSTEM_TERMINAL", "CREDITSYSTEM_OTP_BYPASS", "ERP_URL"}},
+		{"production credit, OTP bypass unset", credit, with(prodCreditEnv(), "CREDITSYSTEM_OTP_BYPASS", "<unset>"), []string{"CREDITSYSTEM_OTP_BYPASS"}},
+		{"production credit, OTP bypass of the fake", credit, with(prodCreditEnv(), "CREDITSYSTEM_OTP_BYPASS", DevOTPBypass), []string{"CREDITSYSTEM_OTP_BYPASS"}},
 		{"production credit, default JWT secret", credit, with(prodCreditEnv(), "JWT_SECRET", DevJWTSecret), []string{"JWT_SECRET"}},
 		{"production credit, empty JWT secret", credit, with(prodCreditEnv(), "JWT_SECRET", " "), []string{"JWT_SECRET"}},
 		{"production credit, default service key", credit, with(prodCreditEnv(), "CREDITSYSTEM_SERVICE_KEY", DevCreditsystemServiceKey), []string{"CREDITSYSTEM_SERVICE_KEY"}},
@@ -392,5 +395,11 @@ func TestERPPathsAndKey(t *testing.T) {
 	var cfgErr *Error
 	if !errors.As(err, &cfgErr) || !cfgErr.Has("ERP_CLIENTS_PATH") {
 		t.Fatalf("relative ERP_CLIENTS_PATH: err = %v, want a problem naming ERP_CLIENTS_PATH", err)
+	}
+}
+
+func TestDevOTPBypassIsTheFakes(t *testing.T) {
+	if DevOTPBypass != creditsystemtest.DevOTPBypass {
+		t.Fatalf("config.DevOTPBypass %q, the creditsystem fake accepts %q", DevOTPBypass, creditsystemtest.DevOTPBypass)
 	}
 }

@@ -29,7 +29,9 @@ type Creditsystem struct {
 	Terminal      string `env:"CREDITSYSTEM_TERMINAL"`
 	// Timeout bounds every SOAP call (CREDITSYSTEM_TIMEOUT, seconds, default 30).
 	Timeout time.Duration `env:"CREDITSYSTEM_TIMEOUT" envDefault:"30"`
-	// OTPBypass is the fixed OTP used while biometrics is unavailable; empty = no bypass.
+	// OTPBypass is the fixed OTP sent as cCodigoOtp when a request carries no otp (translation
+	// rule 2). Production requires it and refuses DevOTPBypass; in development an empty value
+	// means the fake's code.
 	OTPBypass Secret `env:"CREDITSYSTEM_OTP_BYPASS"`
 }
 
@@ -106,6 +108,7 @@ func (c *Credit) validate(p *problems) {
 	p.positiveDuration("CREDITSYSTEM_TIMEOUT", cs.Timeout)
 	if p.production {
 		p.secret("CREDITSYSTEM_SERVICE_KEY", cs.ServiceKey, DevCreditsystemServiceKey)
+		p.secret("CREDITSYSTEM_OTP_BYPASS", cs.OTPBypass, DevOTPBypass)
 	}
 	p.requiredURL("ERP_URL", c.ERP.URL)
 	p.positiveDuration("ERP_TIMEOUT", c.ERP.Timeout)
@@ -151,7 +154,7 @@ func (c *Credit) LogValue() slog.Value {
 			slog.String("codigo_empresa", cs.CodigoEmpresa),
 			slog.String("terminal", cs.Terminal),
 			slog.Duration("timeout", cs.Timeout),
-			slog.String("otp_bypass", describeSecret(cs.OTPBypass, "")),
+			slog.String("otp_bypass", describeSecret(cs.OTPBypass, DevOTPBypass)),
 		),
 		slog.Group("erp",
 			slog.String("url", orFake(redactURL(c.ERP.URL))),

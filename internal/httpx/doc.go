@@ -34,16 +34,18 @@
 //   - Bodies above Config.BodyLimit (default 1 MiB) get 413 before any handler runs. A body sent
 //     with a Content-Encoding other than identity gets 415: Fiber would inflate it without bound,
 //     past the limit (a 300 KB gzip body became 300 MB), and no caller compresses requests.
-//   - [Bind] decodes and validates JSON bodies: 415 when a Content-Type is declared and is not
-//     application/json (or application/*+json, any charset); 400 for an empty body, malformed JSON, several JSON
+//   - [Bind] decodes and validates JSON bodies whatever their Content-Type (the specifications
+//     answer 400 for an invalid body and name no 415; a body that is not JSON, form or multipart
+//     included, is "request body is not valid JSON"); 400 for an empty body, malformed JSON, several JSON
 //     values, a wrong JSON type ("monto must be a string"), and each failed `validate` rule, one
-//     `errors` entry each, named by JSON field path ("items[0].cantidad is required"). Unknown
+//     `errors` entry each, named by its full JSON path ("items[0].lineas[1].cantidad is required",
+//     "extra_fields.x"). Unknown
 //     JSON fields are ignored (clients may send more than a version reads). Every mistyped
 //     member is named with its array index ("items[1].cantidad must be an integer"), and the
 //     `validate` rules of the other top-level members are reported beside them. A body holding \u0000 is a 400: PostgreSQL stores
 //     NUL neither in text nor in jsonb. Only the first failed rule of a field is reported. Validations added here: numeric_string (plain decimal
 //     text: optional minus, digits, optional point and digits; no exponent, sign, spaces or
-//     separators), date_ymd (a real calendar date yyyy-mm-dd), positive (> 0), max_decimals=N and
+//     separators), date_ymd (a real calendar date yyyy-mm-dd), positive (> 0), nonnegative (>= 0), max_decimals=N and
 //     max_integer_digits=N, the last three on numeric strings or decimal.Decimal. Services add their own with
 //     [RegisterValidation] at start-up.
 //

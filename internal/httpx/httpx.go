@@ -84,9 +84,12 @@ func New(cfg Config) *fiber.App {
 		DisableStartupMessage: true,
 		// Handlers may keep strings from the request (params, headers) past the handler, for
 		// example in a record written later; fasthttp would otherwise reuse their bytes.
-		Immutable:   true,
-		ReadTimeout: 30 * time.Second,
-		IdleTimeout: 120 * time.Second,
+		Immutable: true,
+		// Bodies are JSON whatever their Content-Type (Bind); fasthttp must not parse a
+		// multipart body first and answer its own error.
+		DisablePreParseMultipartForm: true,
+		ReadTimeout:                  30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	})
 	app.Use(requestID, observe(cfg.Logger, m), recoverer, noNULInURL, identityBodyOnly)
 	app.Get("/up", health(cfg.Health, cfg.HealthTimeout))
