@@ -72,14 +72,27 @@
 // every refused invoice as rejected with recharge-invalid-invoice, so:
 //
 //   - a broken field rule: record rejected (INVALID_PAYLOAD), [*ValidationError] (HTTP 400);
+//   - a member of the wrong type (a number for a string, an object for amount) or a body that
+//     is not a JSON object: the same, INVALID_PAYLOAD (the caller reports it in
+//     WebhookRequest.Problems), never an unrecorded 400;
 //   - a source_xml_hash already recorded: record rejected (DUPLICATE_SOURCE_XML_HASH) without
-//     the hash, which stays with the original, and [*DuplicateError] (HTTP 409), no carrier call;
+//     the hash, which stays with the original, and [*DuplicateError] (HTTP 409), no carrier
+//     call. The specification's rule, to the letter: a repeated hash is 409 whatever else the
+//     delivery says. The answer is idempotent: every repetition names the same original
+//     transaction and changes nothing about it;
+//   - an invoice_number already recorded by a webhook record that holds another hash (the
+//     same invoice, its XML re-generated or re-encoded; the hash is compared as sent, so a
+//     non-hex token in another case is another hash): 409 too, "invoice already processed"
+//     (DUPLICATE_INVOICE_NUMBER), no carrier call. The invoice number is the tax authority's,
+//     unique per issuer;
 //   - no mapping (PRODUCT_NOT_MAPPED) or |amount - mapped amount| > 0.01 (AMOUNT_MISMATCH):
 //     record rejected with its hash, rejection_reason the code alone, [*RejectedError] (HTTP
 //     422, error the code, message the reason in words, which the notification carries too).
 //
-// The unique source_xml_hash column decides concurrent deliveries: exactly one insert wins and
-// only it calls the carrier. Webhook returns nil error for every processed outcome (success,
+// The look-ups of the hash and of the invoice number and the insert run in one transaction
+// serialised per invoice number (an advisory lock on PostgreSQL; SQLite has one writer), and
+// the unique source_xml_hash column backs them up: of concurrent deliveries exactly one insert
+// wins and only it calls the carrier. Webhook returns nil error for every processed outcome (success,
 // failed, unavailable): the service owns the retries.
 //
 // An e-mail the workflow tool could not process is recorded by [Service.Ignore]: status

@@ -40,7 +40,14 @@ const (
 	ReasonAmountMismatch   = "AMOUNT_MISMATCH"
 	ReasonInvalidPayload   = "INVALID_PAYLOAD"
 	ReasonDuplicate        = "DUPLICATE_SOURCE_XML_HASH"
+	// ReasonDuplicateInvoice: the invoice number was already recorded with another
+	// source_xml_hash (the same invoice, its XML changed or re-encoded).
+	ReasonDuplicateInvoice = "DUPLICATE_INVOICE_NUMBER"
 )
+
+// BodyField names, in a FieldError, a problem of the whole request body (not JSON, not an
+// object, empty) rather than of one member.
+const BodyField = "request body"
 
 // ThrottleError is ErrThrottled with the throttle that refused (Limit requests per Window) and
 // the time until one more request is admitted.
@@ -96,11 +103,14 @@ func (e *RejectedError) Error() string {
 
 func (e *RejectedError) Unwrap() error { return ErrRejected }
 
-// DuplicateError is ErrDuplicateInvoice. Original is the transaction that holds the hash;
-// Transaction is the rejected record kept for the repeated delivery.
+// DuplicateError is ErrDuplicateInvoice. Original is the transaction that holds the hash (or
+// the invoice number); Transaction is the rejected record kept for the repeated delivery;
+// Reason is ReasonDuplicate (same source_xml_hash) or ReasonDuplicateInvoice (same
+// invoice_number, another hash).
 type DuplicateError struct {
 	Original    *Transaction
 	Transaction *Transaction
+	Reason      string
 }
 
 func (e *DuplicateError) Error() string {

@@ -135,6 +135,17 @@ var Migrations = storage.NewMigrations(
 			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions DROP COLUMN retries_exhausted_at`)
 		},
 	},
+	storage.Migration{
+		// The webhook refuses an invoice number already recorded with another hash: its
+		// look-up by invoice_number runs on every delivery.
+		Name: "20261122000400_invoice_number_index",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `CREATE INDEX topup_transactions_invoice_idx ON topup_transactions (invoice_number)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP INDEX topup_transactions_invoice_idx`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

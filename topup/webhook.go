@@ -24,6 +24,11 @@ type WebhookRequest struct {
 	SourceXMLHash     string
 	Canton            string
 	Payload           []byte
+	// Problems are what the caller found decoding Payload: a member of the wrong type (e.g.
+	// a number for invoice_number), or a body that is not a JSON object (Field BodyField).
+	// Each makes the request invalid, recorded rejected with INVALID_PAYLOAD like a broken
+	// field rule; the member's own rules are not checked (its value could not be read).
+	Problems []FieldError
 }
 
 // validate checks the field rules. The decisions where the specification is silent:
@@ -81,16 +86,19 @@ func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 //   - *ValidationError (ErrInvalidRequest) for a broken field rule, with the record kept
 //     rejected (reason INVALID_PAYLOAD) and the invalid-invoice job enqueued;
 //   - *DuplicateError (ErrDuplicateInvoice) when source_xml_hash was already recorded, with a
-//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH);
+//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH), or when
+//     invoice_number was already recorded with another hash (DUPLICATE_INVOICE_NUMBER);
 //   - *RejectedError (ErrRejected) for a product without mapping (PRODUCT_NOT_MAPPED) or an
 //     amount more than AmountTolerance away from the mapped one (AMOUNT_MISMATCH).
 //
 // The record of a processed invoice is inserted pending, with its hash, and committed before
-// the carrier is called; the unique source_xml_hash makes concurrent deliveries of one invoice
-// produce exactly one record and one carrier call.
+// the carrier is called; the look-ups of the hash and the invoice number and the insert run
+// in one transaction serialised per invoice number, and the unique source_xml_hash backs them
+// up, so concurrent deliveries of one invoice produce exactly one record and one carrier call.
 func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, error) {
 	r.SourceXMLHash = normalizeHash(r.SourceXMLHash)
 	fields, ok := r.validate()
+	fields = mergeProblems(fields, ok, r.Problems)
 	now := dbTime(s.now())
 	base := Transaction{
 		ID:            uuid.Must(uuid.NewV7()),
@@ -130,8 +138,9 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		return nil, &ValidationError{Fields: fields, Transaction: &rec}
 	}
 
-	// No look-up of the hash first: the unique source_xml_hash refuses the insert of a repeated
-	// delivery (errDuplicateHash), race or not, and only then is the original read.
+	// The hash and the invoice number are looked up in the transaction of the insert
+	// (insertInvoice), after the mapping: a repeated delivery is a duplicate whatever its
+	// mapping says.
 	base.SourceXMLHash = r.SourceXMLHash
 
 	product, mapped := s.products.Lookup(base.ProductCode)
@@ -150,12 +159,8 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 			r.Amount.StringFixed(2), product.Amount.StringFixed(2), product.ProductCode)
 	}
 	if base.Status == StatusRejected {
-		err := s.insertAnnounced(ctx, &base)
-		if errors.Is(err, errDuplicateHash) {
-			return nil, s.duplicateOfHash(ctx, base)
-		}
-		if err != nil {
-			return nil, err
+		if orig, err := s.insertInvoice(ctx, &base, true); err != nil {
+			return nil, s.duplicateOf(ctx, base, orig, err)
 		}
 		return nil, &RejectedError{Transaction: &base, Detail: base.rejectionDetail}
 	}
@@ -165,12 +170,8 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 	t.OfferID = product.OfferID
 	t.ExternalOperation = product.ExternalOperation
 	t.ExternalTransactionID = s.newExtID()
-	err := s.store.insert(ctx, s.store.db, &t)
-	if errors.Is(err, errDuplicateHash) {
-		return nil, s.duplicateOfHash(ctx, base)
-	}
-	if err != nil {
-		return nil, err
+	if orig, err := s.insertInvoice(ctx, &t, false); err != nil {
+		return nil, s.duplicateOf(ctx, base, orig, err)
 	}
 	rec, err := s.execute(ctx, &t)
 	var ce *CarrierError
@@ -190,26 +191,108 @@ func (s *Service) insertAnnounced(ctx context.Context, t *Transaction) error {
 	})
 }
 
-func (s *Service) duplicateOfHash(ctx context.Context, base Transaction) error {
-	orig, err := s.store.GetBySourceXMLHash(ctx, base.SourceXMLHash)
-	if err != nil {
+// insertInvoice inserts t, a record that holds its invoice's source_xml_hash (pending, or
+// rejected for its mapping or amount, then with its job when announce), unless the invoice
+// was already recorded: errDuplicateHash when a record holds the same hash,
+// errDuplicateInvoiceNumber when a webhook record holding another hash has the same
+// invoice_number; orig is that record (nil when only the unique index caught the hash).
+// The look-ups and the insert run in one transaction serialised per invoice number.
+func (s *Service) insertInvoice(ctx context.Context, t *Transaction, announce bool) (orig *Transaction, err error) {
+	err = s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockInvoice(ctx, tx, t.InvoiceNumber); err != nil {
+			return err
+		}
+		o, err := s.store.getWhere(ctx, tx, "source_xml_hash = ?", t.SourceXMLHash)
+		if err == nil {
+			orig = o
+			return errDuplicateHash
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		o, err = s.store.invoiceHolder(ctx, tx, t.InvoiceNumber)
+		if err == nil {
+			orig = o
+			return errDuplicateInvoiceNumber
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := s.store.insert(ctx, tx, t); err != nil {
+			return err
+		}
+		if announce {
+			return s.notify(ctx, tx, t)
+		}
+		return nil
+	})
+	return orig, err
+}
+
+// duplicateOf turns insertInvoice's refusal into the recorded rejection and its
+// *DuplicateError; other errors pass through.
+func (s *Service) duplicateOf(ctx context.Context, base Transaction, orig *Transaction, err error) error {
+	var reason string
+	switch {
+	case errors.Is(err, errDuplicateHash):
+		reason = ReasonDuplicate
+	case errors.Is(err, errDuplicateInvoiceNumber):
+		reason = ReasonDuplicateInvoice
+	default:
 		return err
 	}
-	return s.duplicate(ctx, base, orig)
+	if orig == nil {
+		// Two deliveries of one hash under different invoice numbers raced: the unique
+		// index refused the second.
+		if orig, err = s.store.GetBySourceXMLHash(ctx, base.SourceXMLHash); err != nil {
+			return err
+		}
+	}
+	return s.duplicate(ctx, base, orig, reason)
 }
 
 // duplicate records a repeated delivery of an invoice as rejected (the specification's table)
-// without its hash, which stays with the original record, and returns the *DuplicateError.
-func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transaction) error {
+// without its hash, which stays with the original record (or, for another hash of the same
+// invoice number, is kept only in the payload), and returns the *DuplicateError.
+func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transaction, reason string) error {
 	rec := base
 	rec.ID = uuid.Must(uuid.NewV7())
 	rec.SourceXMLHash = ""
 	rec.Status = StatusRejected
-	rec.RejectionReason = fmt.Sprintf("%s: invoice already processed by transaction %s", ReasonDuplicate, orig.ID)
+	what := "invoice already processed"
+	if reason == ReasonDuplicateInvoice {
+		what = "invoice number " + base.InvoiceNumber + " already processed with another source_xml_hash"
+	}
+	rec.RejectionReason = fmt.Sprintf("%s: %s by transaction %s", reason, what, orig.ID)
 	if err := s.insertAnnounced(ctx, &rec); err != nil {
 		return err
 	}
-	return &DuplicateError{Original: orig, Transaction: &rec}
+	return &DuplicateError{Original: orig, Transaction: &rec, Reason: reason}
+}
+
+// mergeProblems adds the caller's decoding problems to the field rules' ones: a member
+// with a decoding problem is reported by it alone and is not copied into a column; a body
+// that could not be read at all is reported alone.
+func mergeProblems(fields fieldErrors, ok map[string]bool, problems []FieldError) fieldErrors {
+	if len(problems) == 0 {
+		return fields
+	}
+	bad := make(map[string]bool, len(problems))
+	for _, p := range problems {
+		bad[p.Field] = true
+		ok[p.Field] = false
+	}
+	if bad[BodyField] {
+		for k := range ok {
+			ok[k] = false
+		}
+		return append(fieldErrors(nil), problems...)
+	}
+	out := append(fieldErrors(nil), problems...)
+	for _, f := range fields {
+		if !bad[f.Field] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // IgnoredRequest is POST /webhook/invoice-ignored: the workflow tool reports an e-mail it could

@@ -159,25 +159,16 @@ func carrierErrorText(err error) string {
 	return "the carrier could not be reached; the top-up will be reconciled"
 }
 
-// webhookBody is POST /webhook/invoice-recharge. Amount takes a JSON number or a numeric
-// string (see webhookAmount).
-type webhookBody struct {
-	InvoiceNumber     string          `json:"invoice_number"`
-	InvoiceCode       string          `json:"invoice_code"`
-	ProductCode       string          `json:"product_code"`
-	SubscriberID      string          `json:"subscriber_id"`
-	Amount            json.RawMessage `json:"amount"`
-	NotificationEmail string          `json:"notification_email"`
-	SourceXMLHash     string          `json:"source_xml_hash"`
-	Canton            string          `json:"canton"`
-}
-
 // maxAmountText bounds the text of a webhook amount before it is parsed: a megabyte of digits
 // is no amount, and turning it into a decimal takes seconds of CPU.
 const maxAmountText = 40
 
-// webhookAmount decodes amount: nil when absent or null (the domain says it is required), a
-// 400 when it is not a number or a numeric string of at most maxAmountText characters.
+// webhookAmountProblem is the problem of an amount that is not a number.
+var webhookAmountProblem = "must be a number (at most " + strconv.Itoa(maxAmountText) + " characters)"
+
+// webhookAmount decodes amount, a JSON number or a numeric string: nil when absent or null
+// (the domain says it is required), an error when it is not a number or longer than
+// maxAmountText characters.
 func webhookAmount(raw json.RawMessage) (*decimal.Decimal, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -185,7 +176,7 @@ func webhookAmount(raw json.RawMessage) (*decimal.Decimal, error) {
 	}
 	var d decimal.Decimal
 	if len(raw) > maxAmountText || d.UnmarshalJSON(raw) != nil {
-		return nil, httpx.ValidationError("amount must be a number (at most " + strconv.Itoa(maxAmountText) + " characters)")
+		return nil, errors.New("amount " + webhookAmountProblem)
 	}
 	return &d, nil
 }
@@ -204,26 +195,12 @@ type webhookAnswer struct {
 	Message string `json:"message,omitempty"`
 }
 
+// webhook is POST /webhook/invoice-recharge. The body is decoded member by member
+// (decodeWebhook): whatever is wrong with it, the delivery reaches the domain and is recorded.
 func (h *handlers) webhook(c *fiber.Ctx) error {
-	var b webhookBody
-	if err := httpx.Bind(c, &b); err != nil {
-		return err
-	}
-	amount, err := webhookAmount(b.Amount)
-	if err != nil {
-		return err
-	}
-	rec, err := h.svc.Webhook(c.UserContext(), topup.WebhookRequest{
-		InvoiceNumber:     b.InvoiceNumber,
-		InvoiceCode:       b.InvoiceCode,
-		ProductCode:       b.ProductCode,
-		SubscriberID:      b.SubscriberID,
-		Amount:            amount,
-		NotificationEmail: strings.TrimSpace(b.NotificationEmail),
-		SourceXMLHash:     b.SourceXMLHash,
-		Canton:            b.Canton,
-		Payload:           c.Body(),
-	})
+	req := decodeWebhook(c.Body())
+	req.NotificationEmail = strings.TrimSpace(req.NotificationEmail)
+	rec, err := h.svc.Webhook(c.UserContext(), req)
 	var re *topup.RejectedError
 	switch {
 	case err == nil:
@@ -258,7 +235,7 @@ func (h *handlers) webhook(c *fiber.Ctx) error {
 			Message:       re.Detail,
 		})
 	}
-	return err
+	return webhookError(c, err)
 }
 
 // ignoredBody is POST /webhook/invoice-ignored: the workflow tool reports an e-mail it could

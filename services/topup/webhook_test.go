@@ -61,8 +61,13 @@ func TestWebhook(t *testing.T) {
 			body["source_xml_hash"] = "factura-001-001-" + body["invoice_code"].(string)
 			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
 			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
+			// Not hex: compared as is, so another hash; but the same invoice number, so still
+			// 409 (before, this processed the invoice a second time).
 			body["source_xml_hash"] = strings.ToUpper(body["source_xml_hash"].(string))
-			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated) // not hex: compared as is
+			a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
+			if a.str("error") != "DUPLICATE_INVOICE_NUMBER" {
+				t.Fatalf("body %s", a.raw)
+			}
 		})
 
 		t.Run("canton given", func(t *testing.T) {
@@ -274,6 +279,202 @@ func TestWebhookAmountOutOfBounds(t *testing.T) {
 		}
 		if n := s.spr.Calls(carrier.FunctionTopup); n != 0 {
 			t.Fatalf("%d top-ups reached the carrier", n)
+		}
+	})
+}
+
+// TestWebhookWrongTypes: a member of the wrong type, or a body that is no JSON object, is
+// invalid payload: 400 in the envelope naming the member, and the delivery is recorded
+// rejected (INVALID_PAYLOAD) with its payload and the invalid-invoice job. Before, the body
+// was refused before the domain: a 400 that left no record.
+func TestWebhookWrongTypes(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		valid := func(n int) string {
+			return fmt.Sprintf(`"invoice_number":"001-001-7%08d","product_code":"RECCARRIER5","subscriber_id":"593991234567","amount":5,"source_xml_hash":"wrong-types-%d"`, n, n)
+		}
+		cases := []struct {
+			name, body, problem string
+			invoice             any // the invoice_number kept on the record
+		}{
+			{"invoice_number as a number", `{"invoice_number":123,"product_code":"RECCARRIER5","subscriber_id":"593991234567","amount":5,"source_xml_hash":"wt-a"}`, "invoice_number must be a string", nil},
+			{"subscriber_id as a number", `{` + valid(1) + `,"subscriber_id":593991234567}`, "subscriber_id must be a string", "001-001-700000001"},
+			{"product_code as a boolean", `{` + valid(2) + `,"product_code":true}`, "product_code must be a string", "001-001-700000002"},
+			{"canton as a number", `{` + valid(3) + `,"canton":1701}`, "canton must be a string", "001-001-700000003"},
+			{"source_xml_hash as an array", `{` + valid(4) + `,"source_xml_hash":["a"]}`, "source_xml_hash must be a string", "001-001-700000004"},
+			{"notification_email as an object", `{` + valid(5) + `,"notification_email":{"to":"x@example.com"}}`, "notification_email must be a string", "001-001-700000005"},
+			{"amount as an object", `{` + valid(6) + `,"amount":{"value":5}}`, "amount must be a number", "001-001-700000006"},
+			{"body is an array", `[{"invoice_number":"x"}]`, "request body must be a JSON object", nil},
+			{"body is a string", `"invoice"`, "request body must be a JSON object", nil},
+			{"body is not JSON", `{"invoice_number": 1`, "request body is not valid JSON", nil},
+			{"body is empty", ` `, "request body is required", nil},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				a := s.do("POST", webhookPath, c.body, serviceKey()).expect(t, http.StatusBadRequest)
+				errs, _ := a.body["errors"].([]any)
+				if a.str("status") != "error" || a.body["statusCode"] != float64(400) || len(errs) != 1 || !strings.HasPrefix(errs[0].(string), c.problem) {
+					t.Fatalf("body %s, want the envelope with the one problem %q", a.raw, c.problem)
+				}
+				if a.str("error") != "INVALID_PAYLOAD" || a.body["success"] != false || a.str("source") != "workflow-webhook" || a.body["invoice_number"] != c.invoice {
+					t.Fatalf("body %s, want the rejection's members", a.raw)
+				}
+				rec := s.transaction(t, a.str("transaction_id"))
+				notes, _ := rec["notifications"].([]any)
+				field := strings.Fields(c.problem)[0]
+				if strings.HasPrefix(c.problem, "request body") {
+					field = "request body"
+				}
+				reason := "INVALID_PAYLOAD: " + field + ": " + strings.TrimPrefix(c.problem, field+" ")
+				if rec["status"] != "rejected" || !strings.HasPrefix(rec["rejection_reason"].(string), reason) ||
+					rec["source_payload"] == nil || rec["source_xml_hash"] != nil ||
+					len(notes) != 1 || notes[0].(map[string]any)["kind"] != "recharge-invalid-invoice" {
+					t.Fatalf("record %v", rec)
+				}
+			})
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 0 {
+			t.Fatalf("%d top-ups reached the carrier", n)
+		}
+	})
+}
+
+// TestWebhookErrorBodiesCarryTransactionID: every webhook error that left a record names it
+// in transaction_id (with the rejection code in error), whatever the status. Before, the 400
+// and 409 bodies were the bare envelope.
+func TestWebhookErrorBodiesCarryTransactionID(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		processed := invoice("RECCARRIER5", 5, "593991234567")
+		first := s.do("POST", webhookPath, processed, serviceKey()).expect(t, http.StatusCreated)
+		cases := []struct {
+			name   string
+			body   func() map[string]any
+			status int
+			code   string
+		}{
+			{"invalid payload", func() map[string]any { return invoice("RECCARRIER5", 5, "0999") }, http.StatusBadRequest, "INVALID_PAYLOAD"},
+			{"repeated hash", func() map[string]any { return processed }, http.StatusConflict, "DUPLICATE_SOURCE_XML_HASH"},
+			{"repeated invoice number", func() map[string]any {
+				b := invoice("RECCARRIER5", 5, "593991234567")
+				b["invoice_number"] = processed["invoice_number"]
+				return b
+			}, http.StatusConflict, "DUPLICATE_INVOICE_NUMBER"},
+			{"no mapping", func() map[string]any { return invoice("RECCARRIER8", 8, "593991234567") }, http.StatusUnprocessableEntity, "PRODUCT_NOT_MAPPED"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				a := s.do("POST", webhookPath, c.body(), serviceKey()).expect(t, c.status)
+				if a.str("transaction_id") == "" || a.str("error") != c.code || a.body["success"] != false {
+					t.Fatalf("body %s, want transaction_id and error %s", a.raw, c.code)
+				}
+				rec := s.transaction(t, a.str("transaction_id"))
+				if rec["status"] != "rejected" || !strings.HasPrefix(rec["rejection_reason"].(string), c.code) {
+					t.Fatalf("record %v", rec)
+				}
+				if c.status == http.StatusConflict && (a.str("original_transaction_id") != first.str("transaction_id") || a.str("original_status") != "success") {
+					t.Fatalf("body %s, want the original transaction %s", a.raw, first.str("transaction_id"))
+				}
+			})
+		}
+	})
+}
+
+// TestWebhookIdempotency: the source_xml_hash rule to the letter of the specification (a
+// repeated hash is 409 "invoice already processed", never a second top-up, whatever else the
+// delivery says), answered the same way every time; and the same invoice number under
+// another hash is the same invoice already processed: 409 too.
+func TestWebhookIdempotency(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		cases := []struct {
+			name   string
+			second func(first map[string]any) map[string]any
+			status int
+			code   string
+		}{
+			{"same hash, same invoice", func(f map[string]any) map[string]any { return f }, http.StatusConflict, "DUPLICATE_SOURCE_XML_HASH"},
+			{"same hex hash in capitals", func(f map[string]any) map[string]any {
+				b := clone(f)
+				b["source_xml_hash"] = strings.ToUpper(f["source_xml_hash"].(string))
+				return b
+			}, http.StatusConflict, "DUPLICATE_SOURCE_XML_HASH"},
+			{"same hash, another invoice number", func(f map[string]any) map[string]any {
+				b := invoice("RECCARRIER5", 5, "593991234567")
+				b["source_xml_hash"] = f["source_xml_hash"]
+				return b
+			}, http.StatusConflict, "DUPLICATE_SOURCE_XML_HASH"},
+			{"same invoice number, another hash", func(f map[string]any) map[string]any {
+				b := invoice("RECCARRIER5", 5, "593991234567")
+				b["invoice_number"] = f["invoice_number"]
+				return b
+			}, http.StatusConflict, "DUPLICATE_INVOICE_NUMBER"},
+			{"another invoice, another hash", func(map[string]any) map[string]any { return invoice("RECCARRIER5", 5, "593991234567") }, http.StatusCreated, ""},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				first := invoice("RECCARRIER5", 5, "593991234567")
+				orig := s.do("POST", webhookPath, first, serviceKey()).expect(t, http.StatusCreated)
+				calls := s.spr.Calls(carrier.FunctionTopup)
+				second := c.second(first)
+				if c.status == http.StatusCreated {
+					s.do("POST", webhookPath, second, serviceKey()).expect(t, c.status)
+					if n := s.spr.Calls(carrier.FunctionTopup); n != calls+1 {
+						t.Fatalf("%d more top-ups, want 1", n-calls)
+					}
+					return
+				}
+				// Twice: the answer does not change with repetition.
+				var answers []answer
+				for range 2 {
+					answers = append(answers, s.do("POST", webhookPath, second, serviceKey()).expect(t, c.status))
+				}
+				for _, a := range answers {
+					if a.str("error") != c.code || a.str("original_transaction_id") != orig.str("transaction_id") || a.str("original_status") != "success" {
+						t.Fatalf("body %s, want %s naming %s", a.raw, c.code, orig.str("transaction_id"))
+					}
+				}
+				if n := s.spr.Calls(carrier.FunctionTopup); n != calls {
+					t.Fatalf("%d more top-ups reached the carrier", n-calls)
+				}
+				if rec := s.transaction(t, orig.str("transaction_id")); rec["status"] != "success" || rec["source_xml_hash"] != first["source_xml_hash"] {
+					t.Fatalf("original changed: %v", rec)
+				}
+			})
+		}
+		t.Run("an invalid delivery does not hold the hash", func(t *testing.T) {
+			b := invoice("RECCARRIER5", 5, "0999")
+			s.do("POST", webhookPath, b, serviceKey()).expect(t, http.StatusBadRequest)
+			b["subscriber_id"] = "593991234567"
+			s.do("POST", webhookPath, b, serviceKey()).expect(t, http.StatusCreated)
+		})
+	})
+}
+
+func clone(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestWebhookConcurrentInvoiceNumber: 20 concurrent deliveries of one invoice number under 20
+// hashes give one 201, 19 409 and one carrier call.
+func TestWebhookConcurrentInvoiceNumber(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		bodies := make([]map[string]any, 20)
+		for i := range bodies {
+			bodies[i] = invoice("RECCARRIER5", 5, "593991234567")
+			bodies[i]["invoice_number"] = "001-001-555555555"
+		}
+		counts := concurrently(len(bodies), func(i int) int { return s.do("POST", webhookPath, bodies[i], serviceKey()).status })
+		if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != 19 {
+			t.Fatalf("statuses %v, want one 201 and 19 409", counts)
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 1 {
+			t.Fatalf("%d carrier calls, want 1", n)
 		}
 	})
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/topup"
+)
+
+// webhookMembers are the string members of the webhook body, each with where it goes.
+var webhookMembers = []struct {
+	name string
+	dst  func(*topup.WebhookRequest) *string
+}{
+	{"invoice_number", func(r *topup.WebhookRequest) *string { return &r.InvoiceNumber }},
+	{"invoice_code", func(r *topup.WebhookRequest) *string { return &r.InvoiceCode }},
+	{"product_code", func(r *topup.WebhookRequest) *string { return &r.ProductCode }},
+	{"subscriber_id", func(r *topup.WebhookRequest) *string { return &r.SubscriberID }},
+	{"notification_email", func(r *topup.WebhookRequest) *string { return &r.NotificationEmail }},
+	{"source_xml_hash", func(r *topup.WebhookRequest) *string { return &r.SourceXMLHash }},
+	{"canton", func(r *topup.WebhookRequest) *string { return &r.Canton }},
+}
+
+// decodeWebhook reads the webhook body member by member, so that a member of the wrong type
+// (a number where a string is expected, an object for amount) or a body that is not a JSON
+// object does not stop the delivery before the domain: each becomes a problem in
+// WebhookRequest.Problems, and the domain records the delivery rejected (INVALID_PAYLOAD).
+// Members are matched like encoding/json does: the exact name, else ignoring case; null or
+// absent is empty. Unknown members are ignored (the payload keeps them).
+func decodeWebhook(body []byte) topup.WebhookRequest {
+	r := topup.WebhookRequest{Payload: body}
+	var members map[string]json.RawMessage
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		r.Problems = []topup.FieldError{{Field: topup.BodyField, Message: "is required"}}
+		return r
+	case !json.Valid(body):
+		r.Problems = []topup.FieldError{{Field: topup.BodyField, Message: "is not valid JSON"}}
+		return r
+	case json.Unmarshal(body, &members) != nil || members == nil:
+		r.Problems = []topup.FieldError{{Field: topup.BodyField, Message: "must be a JSON object"}}
+		return r
+	}
+	member := func(name string) (json.RawMessage, bool) {
+		if raw, ok := members[name]; ok {
+			return raw, true
+		}
+		for k, raw := range members {
+			if strings.EqualFold(k, name) {
+				return raw, true
+			}
+		}
+		return nil, false
+	}
+	for _, m := range webhookMembers {
+		raw, ok := member(m.name)
+		if !ok || string(bytes.TrimSpace(raw)) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, m.dst(&r)); err != nil {
+			r.Problems = append(r.Problems, topup.FieldError{Field: m.name, Message: "must be a string"})
+		}
+	}
+	if raw, ok := member("amount"); ok {
+		amount, err := webhookAmount(raw)
+		if err != nil {
+			r.Problems = append(r.Problems, topup.FieldError{Field: "amount", Message: webhookAmountProblem})
+		}
+		r.Amount = amount
+	}
+	return r
+}
+
+// webhookErrorBody is a webhook error answer: the envelope of every error, plus, when the
+// delivery left a record (a body refused as INVALID_PAYLOAD, a repeated invoice), that
+// record as the specification's rejection response has it: success false, transaction_id,
+// source, invoice_number and error (the rejection code). status stays the envelope's "error";
+// the record's status is rejected. A repeated invoice also names the original transaction
+// and its status, the same on every repetition.
+type webhookErrorBody struct {
+	httpx.Envelope
+	Success               bool    `json:"success"`
+	TransactionID         string  `json:"transaction_id"`
+	Source                string  `json:"source"`
+	InvoiceNumber         *string `json:"invoice_number"`
+	Error                 string  `json:"error"`
+	OriginalTransactionID string  `json:"original_transaction_id,omitempty"`
+	OriginalStatus        string  `json:"original_status,omitempty"`
+}
+
+// webhookError answers err with the record it carries, when it carries one; otherwise it
+// returns err for the error handler's envelope.
+func webhookError(c *fiber.Ctx, err error) error {
+	var (
+		ve  *topup.ValidationError
+		de  *topup.DuplicateError
+		rec *topup.Transaction
+		b   webhookErrorBody
+	)
+	switch {
+	case errors.As(err, &ve) && ve.Transaction != nil:
+		rec, b.Error = ve.Transaction, topup.ReasonInvalidPayload
+	case errors.As(err, &de) && de.Transaction != nil:
+		rec, b.Error = de.Transaction, de.Reason
+		if de.Original != nil {
+			b.OriginalTransactionID, b.OriginalStatus = de.Original.ID.String(), string(de.Original.Status)
+		}
+	default:
+		return err
+	}
+	he := mapError(err)
+	if he == nil {
+		return err
+	}
+	b.Envelope = he.Envelope()
+	b.TransactionID = rec.ID.String()
+	b.Source = string(rec.Source)
+	b.InvoiceNumber = nullable(rec.InvoiceNumber)
+	if b.Error == "" {
+		b.Error, _, _ = strings.Cut(rec.RejectionReason, ":")
+	}
+	if b.Envelope.StatusCode < http.StatusBadRequest {
+		return err
+	}
+	return c.Status(b.Envelope.StatusCode).JSON(b)
+}
