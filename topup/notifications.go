@@ -16,6 +16,10 @@ import (
 // NotificationQueue is the River queue every notification job goes to.
 const NotificationQueue = "recharge-notifications"
 
+// UnavailableMessage is the reason of every recharge-unavailable notification: generic,
+// whatever the fault or transport error was (carrier_diagnostic keeps it).
+const UnavailableMessage = "carrier unavailable: the carrier could not be reached or did not answer; the top-up will be reconciled"
+
 // The job kinds of the specification's events table.
 const (
 	KindRechargeSuccess        = "recharge-success"
@@ -181,7 +185,9 @@ func notificationFor(t *Transaction, operationsEmail string, now time.Time) (Not
 	case StatusFailed:
 		event, message = KindRechargeFailed, cmp.Or(t.CarrierSystemMessage, t.CarrierMessage, t.CarrierDiagnostic)
 	case StatusUnavailable:
-		event, message = KindRechargeUnavailable, cmp.Or(t.CarrierDiagnostic, t.CarrierSystemMessage)
+		// Not carrier_diagnostic: a transport error names the SPR's URL and host, and the
+		// e-mail goes to the branch. The diagnostic stays in the record for operators.
+		event, message = KindRechargeUnavailable, UnavailableMessage
 	case StatusRejected:
 		// The specification sends invalid invoices to the branch and operations only.
 		event, message = KindRechargeInvalidInvoice, cmp.Or(t.rejectionDetail, t.RejectionReason)

@@ -91,6 +91,10 @@ func TestRechargeOutcomes(t *testing.T) {
 				if len(js) != 1 || js[0].Kind != c.job || js[0].Queue != NotificationQueue {
 					t.Fatalf("jobs = %+v, want one %s on %s", js, c.job, NotificationQueue)
 				}
+				if c.status == StatusUnavailable && js[0].Args.Message != UnavailableMessage {
+					// The notification reaches the branch: never the transport error (URL, host).
+					t.Fatalf("unavailable notification message %q, want the generic %q", js[0].Args.Message, UnavailableMessage)
+				}
 				if want := []string{testOperations}; !equal(js[0].Args.Recipients, want) {
 					t.Fatalf("recipients = %v, want %v (de-duplicated)", js[0].Args.Recipients, want)
 				}

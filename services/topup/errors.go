@@ -97,9 +97,17 @@ func mapError(err error) *httpx.Error {
 	return httpx.WrapError(status, http.StatusText(status), err)
 }
 
-// upstreamMessage describes a carrier error for the envelope: our text, the carrier's own,
-// the carrier function and its code (ID_CODIGO or faultcode). Nothing in it carries a secret:
-// the carrier package scrubs the PASSWORD from everything it returns.
+// The fixed upstreamMessage of a transport failure, which has no upstream text of its own.
+const (
+	upstreamUnavailable = "carrier unavailable"
+	upstreamTimeout     = "carrier timeout"
+)
+
+// upstreamMessage describes a carrier error for the envelope: our text, the carrier's own
+// (MENSAJE or faultstring; for a transport failure, which has none, a fixed generic text),
+// the carrier function and its code (ID_CODIGO, faultcode or the HTTP status). Nothing in it
+// carries a secret or an address: the carrier package scrubs the PASSWORD from everything it
+// returns, and the transport error (URL, host) is not copied.
 func upstreamMessage(err error) (httpx.UpstreamMessage, bool) {
 	var (
 		be *carrier.Error
@@ -116,15 +124,17 @@ func upstreamMessage(err error) (httpx.UpstreamMessage, bool) {
 		}
 		return httpx.UpstreamMessage{Message: msg, UpstreamMessage: fe.String, Operation: fe.Op, UpstreamCode: fe.Code}, true
 	case errors.As(err, &te):
-		msg := "The carrier SPR could not be reached"
+		// The transport error itself names the SPR's URL and host (and the resolver's or the
+		// dialer's view of them): it stays in the log and in carrier_diagnostic, never here.
+		msg, upstream := "The carrier SPR could not be reached", upstreamUnavailable
 		if carrier.IsTimeout(err) {
-			msg = "The carrier did not answer within the timeout"
+			msg, upstream = "The carrier did not answer within the timeout", upstreamTimeout
 		}
 		code := ""
 		if te.HTTPStatus != 0 {
 			code = fmt.Sprint(te.HTTPStatus)
 		}
-		return httpx.UpstreamMessage{Message: msg, UpstreamMessage: te.Err.Error(), Operation: te.Op, UpstreamCode: code}, true
+		return httpx.UpstreamMessage{Message: msg, UpstreamMessage: upstream, Operation: te.Op, UpstreamCode: code}, true
 	}
 	return httpx.UpstreamMessage{}, false
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/carrier/carriertest"
 	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/storage/storagetest"
 	"github.com/platform/integrations/topup"
 )
 
@@ -110,4 +112,68 @@ func TestLoadSettings(t *testing.T) {
 			t.Errorf("%s=%q: err %v, want one naming the variable", c.name, c.value, err)
 		}
 	}
+}
+
+// TestUpstreamFailuresAreGeneric: what a client is told about a carrier it could not reach is
+// generic ("carrier unavailable", "carrier timeout"), never the transport error, the SPR's
+// URL or its host. Before, query-recharge and inventory copied the transport error (Post
+// "http://127.0.0.1:port/...": EOF) into message.upstreamMessage.
+func TestUpstreamFailuresAreGeneric(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		host := strings.TrimPrefix(s.spr.URL, "http://")
+		viewer := bearer(newUser("viewer", PermView).token(t))
+		op := newUser("generic", PermCreate)
+		query := map[string]any{"external_transaction_id": "X", "offer_id": "31"}
+		cases := []struct {
+			name     string
+			function string
+			reaction carriertest.Reaction
+			send     func() answer
+			status   int
+			upstream string // message.upstreamMessage of the envelope; "" when the body is not the envelope
+		}{
+			{"query, connection dropped", carrier.FunctionQueryRecharge, carriertest.Drop(),
+				func() answer { return s.do("POST", queryPath, query, viewer) }, http.StatusBadGateway, "carrier unavailable"},
+			{"query, timeout", carrier.FunctionQueryRecharge, carriertest.Hang(),
+				func() answer { return s.do("POST", queryPath, query, viewer) }, http.StatusGatewayTimeout, "carrier timeout"},
+			{"inventory, connection dropped", carrier.FunctionQueryInventory, carriertest.Drop(),
+				func() answer { return s.do("GET", "/api/v1/recargas/inventory", nil, viewer) }, http.StatusBadGateway, "carrier unavailable"},
+			{"inventory, timeout", carrier.FunctionQueryInventory, carriertest.Hang(),
+				func() answer { return s.do("GET", "/api/v1/recargas/inventory", nil, viewer) }, http.StatusGatewayTimeout, "carrier timeout"},
+			{"recharge, connection dropped", carrier.FunctionTopup, carriertest.Drop(),
+				func() answer { return s.do("POST", rechargePath, rechargeBodyFor("593991234567"), op.recharge(t)) }, http.StatusBadGateway, ""},
+			{"webhook, connection dropped", carrier.FunctionTopup, carriertest.Drop(),
+				func() answer {
+					return s.do("POST", webhookPath, invoice("RECCARRIER5", 5, "593991234567"), serviceKey())
+				}, http.StatusCreated, ""},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				s.spr.Script(c.function, c.reaction)
+				a := c.send().expect(t, c.status)
+				for _, leak := range []string{host, "http://", "127.0.0.1", "dial", "EOF", "Post "} {
+					if strings.Contains(a.raw, leak) {
+						t.Fatalf("the answer holds %q: %s", leak, a.raw)
+					}
+				}
+				if c.upstream != "" {
+					if m := a.obj("message"); m["upstreamMessage"] != c.upstream || m["operation"] != c.function {
+						t.Fatalf("message %v, want upstreamMessage %q", m, c.upstream)
+					}
+				} else if a.str("error") == "" {
+					t.Fatalf("body %s, want a generic error", a.raw)
+				}
+				if c.function == carrier.FunctionTopup {
+					// The record keeps the technical diagnostic for operators; the
+					// notification, which reaches the branch, does not.
+					rec := s.transaction(t, a.str("transaction_id"))
+					notes, _ := rec["notifications"].([]any)
+					if rec["status"] != "unavailable" || rec["carrier_diagnostic"] == nil || len(notes) != 1 {
+						t.Fatalf("record %v", rec)
+					}
+				}
+			})
+		}
+	})
 }
