@@ -44,6 +44,42 @@
 // unavailable: the reconciler owns the retries). Other errors use the envelope
 // {"status":"error","statusCode":N,"message":...,"errors":[...]}.
 //
+// # Request and list rules decided here
+//
+// quantity (POST /recharge) is a JSON number whose value is an integer from 1 to 100: 1.0 and
+// 1e0 are 1; 1.5, "1" and true are a 400 naming quantity.
+//
+// GET /transactions takes exactly the specification's parameters, page, per_page,
+// subscriber_id, status and source, and answers data and meta {total, page, per_page,
+// total_pages}. page and per_page must be integers; page below 1 is 1, per_page is clamped to
+// 1..100 (default 20). total_pages is ceil(total / per_page), so an empty list has
+// total_pages 0 (the specification is silent); a page past the end answers an empty data.
+//
+// # Webhook bodies
+//
+// The body is read member by member (webhook.go): a member of the wrong type (a number for a
+// string) or a body that is not a JSON object is an invalid payload like a broken rule: 400,
+// and the delivery is recorded rejected (INVALID_PAYLOAD). Every webhook error that left a
+// record (400 invalid payload, 409 repeated invoice, 422 rejection) carries transaction_id,
+// success false, source, invoice_number and error (the rejection code); the 400 and 409 are
+// the envelope plus these members (status stays "error"). 409 answers a repeated
+// source_xml_hash (DUPLICATE_SOURCE_XML_HASH, the specification's rule, whatever else the
+// delivery says) and an invoice_number already recorded under another hash
+// (DUPLICATE_INVOICE_NUMBER); both also name original_transaction_id and original_status,
+// the same on every repetition, and nothing reaches the carrier.
+//
+// # Upstream failures
+//
+// A carrier that could not be reached or did not answer is reported with generic text:
+// message.upstreamMessage "carrier unavailable" or "carrier timeout" in the envelope, a fixed
+// sentence in /recharge's and the webhook's error field and in the recharge-unavailable
+// notification. The transport error (URL, host) stays in the log and in the record's
+// carrier_diagnostic, which only GET /transactions shows. A SOAP fault keeps its faultcode and
+// faultstring, which are the carrier's own words.
+//
+// An unavailable record whose retries are exhausted keeps the status unavailable and shows
+// retries_exhausted_at: the reconciler no longer looks at it (package topup, "Reconciler").
+//
 // query-recharge answers 200 whenever the carrier answered: success true with status SUCCESS
 // and result_code 0, or success false with status ERROR and the carrier's ID_CODIGO and
 // MENSAJE (not found, wrong product, invalid credentials); the local record, when there is

@@ -250,7 +250,9 @@ func TestTransactionsListAndDetail(t *testing.T) {
 			{"?status=success", 2, 2, 1, 20, 1},
 			{"?status=failed", 1, 1, 1, 20, 1},
 			{"?status=rejected", 1, 1, 1, 20, 1},
+			// An empty list has total_pages 0 (the specification is silent; doc.go).
 			{"?status=error", 0, 0, 1, 20, 0},
+			{"?subscriber_id=593980000000&per_page=5", 0, 0, 1, 5, 0},
 			{"?source=dashboard", 2, 2, 1, 20, 1},
 			{"?source=workflow-webhook", 2, 2, 1, 20, 1},
 			{"?source=workflow-ignored&status=ignored", 1, 1, 1, 20, 1},

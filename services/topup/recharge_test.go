@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -417,6 +418,62 @@ func TestRechargeLongCarrierReply(t *testing.T) {
 		}
 		if rec := s.transaction(t, a.str("transaction_id")); rec["status"] != "failed" || rec["carrier_id_codigo"] != code {
 			t.Fatalf("record %v", rec)
+		}
+	})
+}
+
+// TestRechargeQuantityNumbers: quantity is a JSON number whose value is an integer: 1.0, 1e0
+// and 2.00 are accepted as 1, 1 and 2 (before, 1.0 was a 400); a fraction, a string, a
+// boolean, an extreme exponent or a value out of range is a 400 naming quantity, answered at
+// once and never sent.
+func TestRechargeQuantityNumbers(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		cases := []struct {
+			name, quantity string
+			want           int // 0: refused
+		}{
+			{"1.0 is 1", `1.0`, 1},
+			{"1e0 is 1", `1e0`, 1},
+			{"2.00 is 2", `2.00`, 2},
+			{"100.0 is the maximum", `100.0`, 100},
+			{"1.5 is not an integer", `1.5`, 0},
+			{"a string", `"1"`, 0},
+			{"a boolean", `true`, 0},
+			{"null", `null`, 0},
+			{"0.0", `0.0`, 0},
+			{"-1.0", `-1.0`, 0},
+			{"101.0 is above the maximum", `101.0`, 0},
+			{"huge exponent", `1e999999999`, 0},
+			{"huge negative exponent", `1e-999999999`, 0},
+		}
+		sent := 0
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				u := newUser(fmt.Sprintf("qty-%d", i), PermCreate)
+				body := `{"subscriber_id":"593991234567","offer_id":"31","quantity":` + c.quantity + `,"external_operation":"RECARGA_PINES","canton":"1701"}`
+				start := time.Now()
+				if c.want == 0 {
+					a := s.do("POST", rechargePath, body, u.recharge(t)).expect(t, http.StatusBadRequest)
+					errs, _ := a.body["errors"].([]any)
+					if len(errs) != 1 || !strings.HasPrefix(errs[0].(string), "quantity ") {
+						t.Fatalf("body %s, want one error about quantity", a.raw)
+					}
+					if d := time.Since(start); d > 2*time.Second {
+						t.Fatalf("answered in %v", d)
+					}
+					return
+				}
+				sent++
+				a := s.do("POST", rechargePath, body, u.recharge(t)).expect(t, http.StatusCreated)
+				rec := s.transaction(t, a.str("transaction_id"))
+				if rec["quantity"] != float64(c.want) || !strings.Contains(rec["raw_request_xml"].(string), fmt.Sprintf(`<data name="QUANTITY">%d</data>`, c.want)) {
+					t.Fatalf("record quantity %v, want %d", rec["quantity"], c.want)
+				}
+			})
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != sent {
+			t.Fatalf("%d top-ups reached the carrier, want %d", n, sent)
 		}
 	})
 }

@@ -57,14 +57,44 @@ type handlers struct {
 	svc *topup.Service
 }
 
-// rechargeBody is POST /recharge; the rules are the domain's (topup.ManualRequest).
+// rechargeBody is POST /recharge; the rules are the domain's (topup.ManualRequest). Quantity
+// is read by rechargeQuantity.
 type rechargeBody struct {
-	SubscriberID      string `json:"subscriber_id"`
-	OfferID           string `json:"offer_id"`
-	Quantity          int    `json:"quantity"`
-	ExternalOperation string `json:"external_operation"`
-	Canton            string `json:"canton"`
+	SubscriberID      string          `json:"subscriber_id"`
+	OfferID           string          `json:"offer_id"`
+	Quantity          json.RawMessage `json:"quantity"`
+	ExternalOperation string          `json:"external_operation"`
+	Canton            string          `json:"canton"`
 }
+
+// rechargeQuantity reads quantity, which the specification types "number", "integer >= 1": a
+// JSON number whose value is an integer, so 1, 1.0 and 1e0 are all 1. Anything else (1.5, the
+// string "1", true, null, absent) reads 0 and a value beyond MaxQuantity reads MaxQuantity+1,
+// so that the domain names the rule broken ("must be an integer of at least 1", "must be at
+// most 100"). The exponent and digits are bounded before any arithmetic: rescaling
+// 1e-999999999 would take minutes.
+func rechargeQuantity(raw json.RawMessage) int {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || !json.Valid(raw) {
+		return 0
+	}
+	d, err := decimal.NewFromString(string(raw))
+	switch {
+	case err != nil, d.Sign() <= 0, d.Exponent() < -maxQuantityDecimals:
+		return 0
+	case d.NumDigits()+int(d.Exponent()) > maxQuantityDigits:
+		return topup.MaxQuantity + 1
+	case !d.Equal(d.Truncate(0)):
+		return 0
+	}
+	return int(min(d.IntPart(), topup.MaxQuantity+1))
+}
+
+// Bounds of a quantity's text before any arithmetic.
+const (
+	maxQuantityDecimals = 20
+	maxQuantityDigits   = 10
+)
 
 // rechargeAnswer is the specification's success and logical-rejection response, with the
 // HTTP status and the status field decided in DESIGN.md (201 success; 422 failed, 502
@@ -102,7 +132,7 @@ func (h *handlers) recharge(c *fiber.Ctx) error {
 		ActionToken:       topup.ActionToken{ID: tok.ID, Subject: tok.Subject, ExpiresAt: tok.ExpiresAt},
 		SubscriberID:      b.SubscriberID,
 		OfferID:           strings.TrimSpace(b.OfferID),
-		Quantity:          b.Quantity,
+		Quantity:          rechargeQuantity(b.Quantity),
 		ExternalOperation: topup.Operation(b.ExternalOperation),
 		Canton:            b.Canton,
 	})
