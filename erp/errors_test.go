@@ -257,7 +257,13 @@ func TestOversizedAnswerIsATransportError(t *testing.T) {
 	mt := mockTransport()
 	big := `{"error_api":false,"encontrado":false,"pad":"` + strings.Repeat("x", erp.DefaultMaxResponseBytes) + `"}`
 	mt.RegisterResponder(http.MethodPost, erptest.LookupURL(erp.Config{BaseURL: "http://erp.test"}), httpmock.NewStringResponder(200, big))
-	_, err := mockClient(t, mt).LookupClient(t.Context(), "000598", "1")
+	// A deadline a loaded machine never reaches while copying 4 MiB under -race: this test is
+	// about the size, and a timeout would hide it.
+	c, err := erp.New(erp.Config{BaseURL: "http://erp.test", Timeout: time.Minute}, erp.WithHTTPClient(&http.Client{Transport: mt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.LookupClient(t.Context(), "000598", "1")
 	checkErr(t, erp.OpLookupClient, err, wantErr{transport: true})
 }
 
