@@ -26,7 +26,8 @@ type ClientRecord struct {
 
 // LookupResult is the answer of LookupClient.
 type LookupResult struct {
-	// Found reports whether the ERP knows the client; Client is nil when it does not.
+	// Found reports whether the ERP knows the client: its answer has "encontrado" true AND a
+	// "cliente" object with a codigo_cliente. Anything less is not found, and Client is nil.
 	Found  bool
 	Client *ClientRecord
 	// Raw is the ERP's answer as received.
@@ -78,14 +79,15 @@ func decodeLookup(raw []byte) (*LookupResult, error) {
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, undecodable(OpLookupClient, err)
 	}
-	res := &LookupResult{Found: bool(a.Encontrado), Raw: json.RawMessage(raw)}
-	if !res.Found {
+	res := &LookupResult{Raw: json.RawMessage(raw)}
+	// Found needs both the ERP's "encontrado" and a client to show for it: a client object
+	// without encontrado, or encontrado without a client (null, missing, or an object without
+	// codigo_cliente), is not found, so no caller ever sees a half-filled client.
+	w := a.Cliente
+	if !bool(a.Encontrado) || w == nil || strings.TrimSpace(w.CodigoCliente) == "" {
 		return res, nil
 	}
-	if a.Cliente == nil || a.Cliente.CodigoCliente == "" {
-		return nil, undecodable(OpLookupClient, fmt.Errorf("encontrado without cliente.codigo_cliente"))
-	}
-	w := a.Cliente
+	res.Found = true
 	res.Client = &ClientRecord{
 		CodigoCliente:  w.CodigoCliente,
 		CodigoEmpresa:  w.CodigoEmpresa,

@@ -511,3 +511,46 @@ func TestCallerCancellation(t *testing.T) {
 		t.Fatalf("err = %v, want a transport error wrapping context.Canceled, not a timeout", err)
 	}
 }
+
+// TestLookupFoundNeedsEncontradoAndACliente: Found only when the ERP says encontrado AND sends a
+// client with a codigo_cliente; every other combination is not found with no client at all.
+func TestLookupFoundNeedsEncontradoAndACliente(t *testing.T) {
+	const client = `{"codigo_cliente":"C-1","codigo_empresa":"000598","nombre_cliente":"ANA","identificacion":"0102030405"}`
+	cases := []struct {
+		name      string
+		body      string
+		wantFound bool
+	}{
+		{"encontrado true with a cliente", `{"error_api":false,"encontrado":true,"cliente":` + client + `}`, true},
+		{"encontrado 1 with a cliente", `{"error_api":0,"encontrado":1,"cliente":` + client + `}`, true},
+		{"encontrado true, cliente null", `{"error_api":false,"encontrado":true,"cliente":null}`, false},
+		{"encontrado true, cliente missing", `{"error_api":false,"encontrado":true}`, false},
+		{"encontrado true, empty cliente", `{"error_api":false,"encontrado":true,"cliente":{}}`, false},
+		{"encontrado true, cliente without codigo_cliente", `{"error_api":false,"encontrado":true,"cliente":{"nombre_cliente":"ANA"}}`, false},
+		{"encontrado true, blank codigo_cliente", `{"error_api":false,"encontrado":true,"cliente":{"codigo_cliente":"  ","nombre_cliente":"ANA"}}`, false},
+		{"encontrado false with a cliente", `{"error_api":false,"encontrado":false,"cliente":` + client + `}`, false},
+		{"encontrado missing with a cliente", `{"error_api":false,"cliente":` + client + `}`, false},
+		{"encontrado false, cliente null", `{"error_api":false,"encontrado":false,"cliente":null}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mockClient(t, mockERP(t, tc.body))
+			res, err := c.LookupClient(t.Context(), "000598", "0102030405")
+			if err != nil {
+				t.Fatalf("err = %v, want a result", err)
+			}
+			if res.Found != tc.wantFound {
+				t.Errorf("Found = %v, want %v", res.Found, tc.wantFound)
+			}
+			if tc.wantFound != (res.Client != nil) {
+				t.Errorf("Client = %+v with Found %v", res.Client, res.Found)
+			}
+			if tc.wantFound && (res.Client.CodigoCliente != "C-1" || res.Client.NombreCliente != "ANA") {
+				t.Errorf("Client = %+v", res.Client)
+			}
+			if string(res.Raw) != tc.body {
+				t.Errorf("Raw = %s, want the answer as received", res.Raw)
+			}
+		})
+	}
+}

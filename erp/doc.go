@@ -53,8 +53,11 @@
 //	{"error_api":false,"mensaje":"cliente no encontrado","encontrado":false,"cliente":null}
 //
 // The ERP names its phones numero_telefono_1/2 on both directions; LookupClient maps them back
-// to Telefono1/Telefono2. "encontrado" decides Found; a found answer without
-// cliente.codigo_cliente is undecodable.
+// to Telefono1/Telefono2. Found is true only when "encontrado" is true AND "cliente" is an
+// object with a codigo_cliente; encontrado true with a null, missing or codeless cliente, and a
+// cliente with encontrado false, are not found (Client nil), never a half-filled client. An
+// answer whose members have the wrong JSON types (cliente a string, encontrado "maybe") is
+// undecodable.
 //
 // Clients, POST {ERP_URL}{ERP_CLIENTS_PATH}: one flat object. The specification's mapping:
 // every public field keeps its name except telefono_1 -> numero_telefono_1 and telefono_2 ->

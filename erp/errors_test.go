@@ -219,9 +219,7 @@ func TestOddAnswers(t *testing.T) {
 		name, op, body string
 		want           wantErr
 	}{
-		{"found without cliente", erp.OpLookupClient, `{"error_api":false,"encontrado":true,"cliente":null}`,
-			wantErr{transport: true, undecodable: true}},
-		{"found without codigo_cliente", erp.OpLookupClient, `{"error_api":false,"encontrado":true,"cliente":{"nombre_cliente":"X"}}`,
+		{"cliente that is not an object", erp.OpLookupClient, `{"error_api":false,"encontrado":true,"cliente":"C-1"}`,
 			wantErr{transport: true, undecodable: true}},
 		{"encontrado not a boolean", erp.OpLookupClient, `{"error_api":false,"encontrado":"maybe"}`,
 			wantErr{transport: true, undecodable: true}},
