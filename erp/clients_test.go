@@ -554,3 +554,76 @@ func TestLookupFoundNeedsEncontradoAndACliente(t *testing.T) {
 		})
 	}
 }
+
+// TestNullStringsDecodeAsEmpty: the ERP writes null for a string it does not have; every string
+// field reads it as "" without an error, in both operations and in rejections.
+func TestNullStringsDecodeAsEmpty(t *testing.T) {
+	type want struct {
+		found   *erp.ClientRecord // lookup: the client read
+		codigo  string            // sync: CodigoCliente
+		message string            // sync: Message, or APIError.Message when apiErr
+		apiErr  bool
+		errText string // an error containing this text
+	}
+	cases := []struct {
+		name string
+		op   erp.Operation // -1 for a lookup
+		body string
+		want want
+	}{
+		{"lookup: every optional string null", -1,
+			`{"error_api":false,"mensaje":null,"message":null,"encontrado":true,"cliente":{"codigo_cliente":"C-1","codigo_empresa":null,` +
+				`"nombre_cliente":null,"identificacion":null,"numero_telefono_1":null,"numero_telefono_2":null,"direccion_1":null,"inactivo":null}}`,
+			want{found: &erp.ClientRecord{CodigoCliente: "C-1"}}},
+		{"lookup: codigo_cliente null is not found", -1,
+			`{"error_api":false,"encontrado":true,"cliente":{"codigo_cliente":null,"nombre_cliente":"ANA"}}`,
+			want{}},
+		{"create: mensaje null", erp.OperationCreate,
+			`{"error_api":false,"mensaje":null,"codigo_cliente":"C-9"}`,
+			want{codigo: "C-9"}},
+		{"update: codigo_cliente and mensaje null keep the payload's codigo", erp.OperationUpdate,
+			`{"error_api":false,"mensaje":null,"codigo_cliente":null}`,
+			want{codigo: "C-PAYLOAD"}},
+		{"create: codigo_cliente null is still missing", erp.OperationCreate,
+			`{"error_api":false,"mensaje":"ok","codigo_cliente":null}`,
+			want{errText: "without codigo_cliente"}},
+		{"rejection: mensaje and message null", erp.OperationCreate,
+			`{"error_api":true,"mensaje":null,"message":null}`,
+			want{apiErr: true, message: "error_api without mensaje"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mockClient(t, mockERP(t, tc.body))
+			if tc.op < 0 {
+				res, err := c.LookupClient(t.Context(), "000598", "0102030405")
+				if err != nil {
+					t.Fatalf("err = %v, want null read as empty", err)
+				}
+				if (res.Client != nil) != (tc.want.found != nil) || (res.Client != nil && *res.Client != *tc.want.found) {
+					t.Errorf("Client = %+v, want %+v", res.Client, tc.want.found)
+				}
+				return
+			}
+			res, err := c.SyncClient(t.Context(), tc.op, erp.ClientPayload{CodigoCliente: "C-PAYLOAD",
+				CodigoEmpresa: "000598", NombreCliente: "ANA", Identificacion: "0102030405"})
+			var apiErr *erp.APIError
+			switch {
+			case tc.want.apiErr:
+				if !errors.As(err, &apiErr) || apiErr.Message != tc.want.message {
+					t.Fatalf("err = %v, want an APIError with message %q", err, tc.want.message)
+				}
+			case tc.want.errText != "":
+				if err == nil || !strings.Contains(err.Error(), tc.want.errText) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.want.errText)
+				}
+			default:
+				if err != nil {
+					t.Fatalf("err = %v, want null read as empty", err)
+				}
+				if res.CodigoCliente != tc.want.codigo || res.Message != tc.want.message {
+					t.Errorf("SyncResult = %+v, want codigo %q message %q", res, tc.want.codigo, tc.want.message)
+				}
+			}
+		})
+	}
+}

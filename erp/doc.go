@@ -38,7 +38,9 @@
 //
 // Both operations are POST with a JSON body and Content-Type application/json. Every answer
 // is a JSON object with "error_api" (boolean; 0/1 accepted) and "mensaje" (string;
-// "message" accepted). The testdata/golden files hold the exact request bodies, and
+// "message" accepted). Every string member of an answer may be JSON null, which reads as ""
+// without an error (a null codigo_cliente is therefore a missing one), and null booleans read
+// as false. The testdata/golden files hold the exact request bodies, and
 // erptest/testdata/fixtures the answers.
 //
 // External query, POST {ERP_URL}{ERP_LOOKUP_PATH}:
