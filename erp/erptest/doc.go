@@ -30,6 +30,18 @@
 //	identificacion 0999999500   lookup and sync answer HTTP 500
 //	identificacion 0999999504   lookup and sync never answer (the caller times out)
 //
+// nombre_cliente ERROR_API applies to the clients endpoint only (erp.SyncClient, create and
+// update), not to the lookup. The design's table keys the outcome on the input nombre_cliente,
+// and the external query's input is codigo_empresa and identificacion alone: a lookup cannot
+// carry a name (one that tries gets HTTP 400 "campo desconocido: nombre_cliente"), and a lookup
+// of a client whose stored name is ERROR_API (seeded with WithClients) answers it normally. So
+// at the service level POST /clients and POST /clients/from-creditsystem with that name succeed
+// locally, and the ERP rejection shows at POST /clients/:codigo/sync-erp (502). The value is
+// matched exactly (not "error_api", not padded) on the payload sent: an update that does not
+// send nombre_cliente is not rejected, whatever name the ERP holds. A rejected create or update
+// changes nothing. The magic identificaciones 0999999500 and 0999999504, and scripted faults,
+// are checked first.
+//
 // # Scripting
 //
 // Script(op, faults...) queues faults for the next calls of erp.OpLookupClient or

@@ -22,7 +22,9 @@ const (
 	// ExistingCodigoCliente.
 	ExistingIdentificacion = "0999999999"
 	ExistingCodigoCliente  = "C-0999999999"
-	// ErrorAPINombre as nombre_cliente of a create or update gives HTTP 200 with error_api true.
+	// ErrorAPINombre as nombre_cliente of a create or update gives HTTP 200 with error_api true
+	// and changes nothing. It is matched exactly, on the payload sent, and only by the clients
+	// endpoint: the lookup carries no nombre_cliente (see the package documentation).
 	ErrorAPINombre = "ERROR_API"
 	// ServerErrorIdentificacion gives HTTP 500 on the lookup and on a sync.
 	ServerErrorIdentificacion = "0999999500"
@@ -361,6 +363,18 @@ func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		CodigoEmpresa  string `json:"codigo_empresa"`
 		Identificacion string `json:"identificacion"`
+	}
+	// The query takes exactly these two members. In particular it has no nombre_cliente, so
+	// the ERROR_API magic value cannot apply to it: a lookup naming one is refused as a
+	// strict ERP would, saying which member it does not know.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		for name := range members {
+			if name != "codigo_empresa" && name != "identificacion" {
+				writeJSON(w, http.StatusBadRequest, rejection("campo desconocido: "+name))
+				return
+			}
+		}
 	}
 	if err := strictDecode(body, &req); err != nil || req.CodigoEmpresa == "" || req.Identificacion == "" {
 		writeJSON(w, http.StatusBadRequest, rejection("se requieren codigo_empresa e identificacion"))

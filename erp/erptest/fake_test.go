@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -308,5 +309,82 @@ func TestFieldsHoldWhatWasSent(t *testing.T) {
 	f, ok := srv.Fields("1", "A")
 	if !ok || string(f["valor_2"]) != "99999999999999999.99" || string(f["numero_telefono_2"]) != `"02"` {
 		t.Errorf("Fields = %s", f)
+	}
+}
+
+// TestMagicErrorAPINombre: nombre_cliente ERROR_API is an input of the clients endpoint only
+// (create and update): it gets HTTP 200 with error_api true and changes nothing. The lookup
+// carries no nombre_cliente, so it is not affected, not even for a client whose stored name
+// is ERROR_API. The value matches exactly, and the magic identificaciones come first.
+func TestMagicErrorAPINombre(t *testing.T) {
+	const rejected = `{"error_api":true,"mensaje":"ERROR_API: el ERP rechazo el cliente"}` + "\n"
+	seeded := erp.ClientRecord{CodigoCliente: "C-SEED", CodigoEmpresa: "1", NombreCliente: erptest.ErrorAPINombre, Identificacion: "SEED"}
+	cases := []struct {
+		name       string
+		path       string
+		body       string
+		wantStatus int
+		wantBody   string // exact answer, when set
+		wantErrAPI bool   // the answer has error_api true
+		stored     string // identificacion that must (or, with "!", must not) be held afterwards
+		wantNombre string // nombre_cliente held for stored, when set
+	}{
+		{name: "create", path: erp.DefaultClientsPath,
+			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"NEW","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 200, wantBody: rejected, wantErrAPI: true, stored: "!NEW"},
+		{name: "update of a known client", path: erp.DefaultClientsPath,
+			body:       `{"operacion":1,"codigo_empresa":"1","identificacion":"KNOWN","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 200, wantBody: rejected, wantErrAPI: true, stored: "KNOWN", wantNombre: "ANTES"},
+		{name: "update of an unknown client", path: erp.DefaultClientsPath,
+			body:       `{"operacion":1,"codigo_empresa":"1","identificacion":"NOBODY","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 200, wantBody: rejected, wantErrAPI: true, stored: "!NOBODY"},
+		{name: "update without nombre_cliente of a client stored as ERROR_API", path: erp.DefaultClientsPath,
+			body:       `{"operacion":1,"codigo_empresa":"1","identificacion":"SEED","direccion_1":"QUITO"}`,
+			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente actualizado","codigo_cliente":"C-SEED","operacion":1}` + "\n",
+			stored: "SEED", wantNombre: erptest.ErrorAPINombre},
+		{name: "lowercase is not magic", path: erp.DefaultClientsPath,
+			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"LOWER","nombre_cliente":"error_api"}`,
+			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente creado","codigo_cliente":"C-LOWER","operacion":0}` + "\n",
+			stored: "LOWER", wantNombre: "error_api"},
+		{name: "magic HTTP 500 identificacion wins", path: erp.DefaultClientsPath,
+			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"` + erptest.ServerErrorIdentificacion + `","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 500, wantErrAPI: true},
+		{name: "lookup of a client stored as ERROR_API answers it", path: erp.DefaultLookupPath,
+			body:       `{"codigo_empresa":"1","identificacion":"SEED"}`,
+			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente encontrado","encontrado":true,"cliente":{"codigo_cliente":"C-SEED",` +
+				`"codigo_empresa":"1","nombre_cliente":"ERROR_API","identificacion":"SEED","numero_telefono_1":null,"numero_telefono_2":null,"direccion_1":null,"inactivo":false}}` + "\n"},
+		{name: "lookup does not take nombre_cliente", path: erp.DefaultLookupPath,
+			body:       `{"codigo_empresa":"1","identificacion":"KNOWN","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 400, wantBody: `{"error_api":true,"mensaje":"campo desconocido: nombre_cliente"}` + "\n", wantErrAPI: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := erptest.NewServer(erptest.WithClients(seeded,
+				erp.ClientRecord{CodigoCliente: "C-KNOWN", CodigoEmpresa: "1", NombreCliente: "ANTES", Identificacion: "KNOWN"}))
+			t.Cleanup(srv.Close)
+			status, body := post(t, srv.URL+tc.path, tc.body)
+			if status != tc.wantStatus || (tc.wantBody != "" && body != tc.wantBody) {
+				t.Fatalf("got %d %s\nwant %d %s", status, body, tc.wantStatus, tc.wantBody)
+			}
+			var env struct {
+				ErrorAPI bool `json:"error_api"`
+			}
+			if err := json.Unmarshal([]byte(body), &env); err != nil || env.ErrorAPI != tc.wantErrAPI {
+				t.Errorf("error_api = %v (%v), want %v", env.ErrorAPI, err, tc.wantErrAPI)
+			}
+			if tc.stored == "" {
+				return
+			}
+			if id, absent := strings.CutPrefix(tc.stored, "!"); absent {
+				if _, found := srv.Client("1", id); found {
+					t.Errorf("the ERP holds %s after a rejection", id)
+				}
+				return
+			}
+			got, found := srv.Client("1", tc.stored)
+			if !found || got.NombreCliente != tc.wantNombre {
+				t.Errorf("held %+v (found %v), want nombre %q", got, found, tc.wantNombre)
+			}
+		})
 	}
 }
