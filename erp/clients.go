@@ -61,7 +61,7 @@ type wireClient struct {
 // Found false, not an error.
 func (c *Client) LookupClient(ctx context.Context, codigoEmpresa, identificacion string) (*LookupResult, error) {
 	if strings.TrimSpace(codigoEmpresa) == "" || strings.TrimSpace(identificacion) == "" {
-		return nil, fmt.Errorf("erp: %s: %w: codigo_empresa and identificacion are required", OpLookupClient, ErrInvalidInput)
+		return nil, fmt.Errorf("erp: %s: %w: codigo_empresa and identificacion are required", OpLookupClient, ErrInvalidRequest)
 	}
 	body, err := marshal(lookupRequest{CodigoEmpresa: codigoEmpresa, Identificacion: identificacion})
 	if err != nil {
@@ -201,7 +201,7 @@ var payloadFields = map[string]bool{
 // sorts map keys), which keeps the golden files stable.
 func syncBody(op Operation, p ClientPayload) ([]byte, error) {
 	if op != OperationCreate && op != OperationUpdate {
-		return nil, fmt.Errorf("%w: operacion must be 0 (create) or 1 (update), got %d", ErrInvalidInput, int(op))
+		return nil, fmt.Errorf("%w: operacion must be 0 (create) or 1 (update), got %d", ErrInvalidRequest, int(op))
 	}
 	var missing []string
 	for name, v := range map[string]string{"codigo_empresa": p.CodigoEmpresa, "nombre_cliente": p.NombreCliente, "identificacion": p.Identificacion} {
@@ -211,17 +211,17 @@ func syncBody(op Operation, p ClientPayload) ([]byte, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("%w: %s required", ErrInvalidInput, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: %s required", ErrInvalidRequest, strings.Join(missing, ", "))
 	}
 
 	m := make(map[string]json.RawMessage, 20)
 	if len(bytes.TrimSpace(p.ExtraFields)) > 0 && string(bytes.TrimSpace(p.ExtraFields)) != "null" {
 		if err := json.Unmarshal(p.ExtraFields, &m); err != nil {
-			return nil, fmt.Errorf("%w: extra_fields must be a JSON object: %v", ErrInvalidInput, err)
+			return nil, fmt.Errorf("%w: extra_fields must be a JSON object: %v", ErrInvalidRequest, err)
 		}
 		for k := range m {
 			if payloadFields[k] {
-				return nil, fmt.Errorf("%w: extra_fields key %q collides with a client field", ErrInvalidInput, k)
+				return nil, fmt.Errorf("%w: extra_fields key %q collides with a client field", ErrInvalidRequest, k)
 			}
 		}
 	}

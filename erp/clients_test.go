@@ -186,39 +186,58 @@ func TestSyncClientMapping(t *testing.T) {
 	}
 }
 
-func TestSyncClientRejectsBadInputWithoutCallingTheERP(t *testing.T) {
+// TestInvalidRequestIsRefusedBeforeAnyCall: arguments that cannot make a valid request give an
+// error wrapping ErrInvalidRequest (and, being the same value, the deprecated ErrInvalidInput),
+// naming the operation, and nothing reaches the ERP.
+func TestInvalidRequestIsRefusedBeforeAnyCall(t *testing.T) {
 	valid := erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: "ANA", Identificacion: "0911111111"}
 	with := func(f func(*erp.ClientPayload)) erp.ClientPayload { p := valid; f(&p); return p }
+	sync := func(op erp.Operation, p erp.ClientPayload) func(context.Context, *erp.Client) error {
+		return func(ctx context.Context, c *erp.Client) error { _, err := c.SyncClient(ctx, op, p); return err }
+	}
+	lookup := func(empresa, identificacion string) func(context.Context, *erp.Client) error {
+		return func(ctx context.Context, c *erp.Client) error {
+			_, err := c.LookupClient(ctx, empresa, identificacion)
+			return err
+		}
+	}
 	cases := []struct {
 		name string
-		op   erp.Operation
-		p    erp.ClientPayload
+		op   string
+		call func(context.Context, *erp.Client) error
 		want string
 	}{
-		{"operacion 2", erp.Operation(2), valid, "operacion must be 0 (create) or 1 (update)"},
-		{"missing required", erp.OperationCreate, erp.ClientPayload{Email: "a@b.ec"}, "codigo_empresa, identificacion, nombre_cliente required"},
-		{"blank nombre", erp.OperationUpdate, with(func(p *erp.ClientPayload) { p.NombreCliente = "  " }), "nombre_cliente required"},
-		{"extra_fields not an object", erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`[1]`) }), "extra_fields must be a JSON object"},
-		{"extra_fields overrides a field", erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"nombre_cliente":"X"}`) }), `"nombre_cliente" collides`},
-		{"extra_fields sets operacion", erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"operacion":1}`) }), `"operacion" collides`},
-		{"extra_fields uses a public phone name", erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"telefono_1":"1"}`) }), `"telefono_1" collides`},
+		{"lookup without codigo_empresa", erp.OpLookupClient, lookup("", "0911111111"), "codigo_empresa and identificacion are required"},
+		{"lookup with a blank identificacion", erp.OpLookupClient, lookup("000598", " \t"), "codigo_empresa and identificacion are required"},
+		{"sync operacion 2", erp.OpSyncClient, sync(erp.Operation(2), valid), "operacion must be 0 (create) or 1 (update)"},
+		{"sync missing every required field", erp.OpSyncClient, sync(erp.OperationCreate, erp.ClientPayload{Email: "a@b.ec"}), "codigo_empresa, identificacion, nombre_cliente required"},
+		{"sync missing codigo_empresa", erp.OpSyncClient, sync(erp.OperationCreate, with(func(p *erp.ClientPayload) { p.CodigoEmpresa = "" })), "codigo_empresa required"},
+		{"sync missing identificacion", erp.OpSyncClient, sync(erp.OperationUpdate, with(func(p *erp.ClientPayload) { p.Identificacion = "" })), "identificacion required"},
+		{"sync blank nombre", erp.OpSyncClient, sync(erp.OperationUpdate, with(func(p *erp.ClientPayload) { p.NombreCliente = "  " })), "nombre_cliente required"},
+		{"extra_fields not an object", erp.OpSyncClient, sync(erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`[1]`) })), "extra_fields must be a JSON object"},
+		{"extra_fields overrides a field", erp.OpSyncClient, sync(erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"nombre_cliente":"X"}`) })), `"nombre_cliente" collides`},
+		{"extra_fields sets operacion", erp.OpSyncClient, sync(erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"operacion":1}`) })), `"operacion" collides`},
+		{"extra_fields uses a public phone name", erp.OpSyncClient, sync(erp.OperationCreate, with(func(p *erp.ClientPayload) { p.ExtraFields = json.RawMessage(`{"telefono_1":"1"}`) })), `"telefono_1" collides`},
 	}
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv, 2*time.Second)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.SyncClient(t.Context(), tc.op, tc.p)
-			if !errors.Is(err, erp.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want ErrInvalidInput containing %q", err, tc.want)
+			err := tc.call(t.Context(), c)
+			if !errors.Is(err, erp.ErrInvalidRequest) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrInvalidRequest containing %q", err, tc.want)
 			}
-			if !strings.HasPrefix(err.Error(), "erp: SyncClient: ") {
-				t.Errorf("error does not name the operation: %v", err)
+			if !errors.Is(err, erp.ErrInvalidInput) {
+				t.Errorf("errors.Is(%v, ErrInvalidInput) = false", err)
+			}
+			if erp.IsTransport(err) || erp.IsTimeout(err) {
+				t.Errorf("%v looks like a failed call", err)
+			}
+			if !strings.HasPrefix(err.Error(), "erp: "+tc.op+": ") {
+				t.Errorf("error does not name the operation %s: %v", tc.op, err)
 			}
 		})
-	}
-	if _, err := c.LookupClient(t.Context(), "", "0911111111"); !errors.Is(err, erp.ErrInvalidInput) {
-		t.Errorf("LookupClient without codigo_empresa: %v, want ErrInvalidInput", err)
 	}
 	if n := srv.Calls(erp.OpSyncClient) + srv.Calls(erp.OpLookupClient); n != 0 {
 		t.Errorf("bad input reached the ERP %d times", n)

@@ -68,7 +68,7 @@
 // decimal with its scale (1500.50), never through float64. Empty strings and nil limits are
 // left out rather than sent as null, so an update never blanks a field the ERP holds.
 // Members are in sorted order. An extra_fields key equal to a payload field (or to the public
-// telefono_1/telefono_2) is refused with ErrInvalidInput before any call.
+// telefono_1/telefono_2) is refused with ErrInvalidRequest before any call.
 //
 //	{"codigo_empresa":"000598","identificacion":"0102030405","limite_credito_1":1500.50,
 //	 "nombre_cliente":"MARIA PEREZ","numero_telefono_1":"0991234567","operacion":0,"valor_1":12.5}
@@ -86,7 +86,10 @@
 //   - *TransportError{Op, Err}: no usable answer: timeout, refused or dropped connection,
 //     cancelled context, an answer over 4 MiB, or a 2xx answer that is not the JSON above
 //     (errors.Is(err, ErrUndecodable)). IsTransport(err) reports this kind.
-//   - ErrInvalidInput: arguments rejected before any call.
+//   - ErrInvalidRequest (wrapped): arguments rejected before any call (a required field
+//     missing or blank: codigo_empresa and identificacion for both operations, nombre_cliente
+//     too for a sync; operacion not 0/1; bad extra_fields). Nothing was sent. ErrInvalidInput
+//     is its deprecated former name, the same value, so errors.Is works with either.
 //
 // Every message starts with "erp: <Op>: ". A configured APIKey is redacted from messages,
 // APIError.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.

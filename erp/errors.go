@@ -13,9 +13,17 @@ const (
 	OpSyncClient   = "SyncClient"
 )
 
-// ErrInvalidInput is wrapped by the errors a method returns before calling the ERP, when
-// its arguments cannot make a valid request.
-var ErrInvalidInput = errors.New("invalid input")
+// ErrInvalidRequest is wrapped by the errors a method returns before calling the ERP, when
+// its arguments cannot make a valid request: a required field missing or blank, an operacion
+// other than 0 or 1, extra_fields that are not an object or reuse a field name. Nothing was
+// sent. The services answer 400.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// ErrInvalidInput is the former name of ErrInvalidRequest: the same error value, so
+// errors.Is(err, ErrInvalidInput) and errors.Is(err, ErrInvalidRequest) agree.
+//
+// Deprecated: use ErrInvalidRequest.
+var ErrInvalidInput = ErrInvalidRequest
 
 // ErrUndecodable is wrapped (inside a *TransportError) when a 2xx answer is not the JSON
 // shape documented in doc.go.

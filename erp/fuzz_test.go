@@ -38,7 +38,7 @@ func FuzzDecodeLookup(f *testing.F) {
 }
 
 // FuzzSyncBody: whatever extra_fields and strings come in, the payload is either refused with
-// ErrInvalidInput or is a JSON object with the right operacion, the renamed phones and every
+// ErrInvalidRequest or is a JSON object with the right operacion, the renamed phones and every
 // extra field unchanged.
 func FuzzSyncBody(f *testing.F) {
 	f.Add("000598", "MARIA", "0102030405", "0991", `{"valor_1":12.50,"texto_1":"x"}`, 0)
@@ -51,8 +51,8 @@ func FuzzSyncBody(f *testing.F) {
 			Telefono1: telefono, ExtraFields: json.RawMessage(extra)}
 		body, err := syncBody(Operation(op), p)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidInput) {
-				t.Fatalf("error %v does not wrap ErrInvalidInput", err)
+			if !errors.Is(err, ErrInvalidRequest) {
+				t.Fatalf("error %v does not wrap ErrInvalidRequest", err)
 			}
 			return
 		}
