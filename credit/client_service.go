@@ -14,7 +14,7 @@ import (
 
 // ClientERP is what the client registry needs from the ERP; *erp.Client implements it.
 type ClientERP interface {
-	LookupClient(ctx context.Context, codigoEmpresa, identificacion string) (*erp.LookupResult, error)
+	Lookup(ctx context.Context, q erp.LookupQuery) (*erp.LookupResult, error)
 	SyncClient(ctx context.Context, op erp.Operation, p erp.ClientPayload) (*erp.SyncResult, error)
 }
 
@@ -134,14 +134,16 @@ type Lookup struct {
 	Local *Client
 }
 
-// Lookup asks the ERP's external query and the local store about (codigoEmpresa,
-// identificacion) at the same time. An ERP failure (*erp.APIError, *erp.TransportError) is
+// Lookup asks the ERP's external query and the local store about (q.CodigoEmpresa,
+// q.Identificacion) at the same time; q.NombreCliente, when set, is sent to the ERP with the
+// query (see erp.Client.Lookup). An ERP failure (*erp.APIError, *erp.TransportError) is
 // returned as is; the local answer is then dropped.
-func (c *Clients) Lookup(ctx context.Context, codigoEmpresa, identificacion string) (*Lookup, error) {
+func (c *Clients) Lookup(ctx context.Context, q erp.LookupQuery) (*Lookup, error) {
+	codigoEmpresa, identificacion := q.CodigoEmpresa, q.Identificacion
 	out := &Lookup{PreCheck: PreCheck{CheckedAt: c.now().UTC()}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		res, err := c.erp.LookupClient(gctx, codigoEmpresa, identificacion)
+		res, err := c.erp.Lookup(gctx, q)
 		if err != nil {
 			return err
 		}
@@ -201,7 +203,9 @@ func (c *Clients) CreateFromCreditSystem(ctx context.Context, f ClientFields) (*
 	if err := f.Validate(true); err != nil {
 		return nil, PreCheck{}, err
 	}
-	look, err := c.Lookup(ctx, f.CodigoEmpresa.Value, f.Identificacion.Value)
+	// The pre-check sends the name too: an ERP that will not take this client (the fake's
+	// nombre_cliente ERROR_API) refuses it here, a 502, before anything is created.
+	look, err := c.Lookup(ctx, erp.LookupQuery{CodigoEmpresa: f.CodigoEmpresa.Value, Identificacion: f.Identificacion.Value, NombreCliente: f.NombreCliente.Value})
 	if err != nil {
 		return nil, PreCheck{}, err
 	}

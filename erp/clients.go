@@ -34,10 +34,21 @@ type LookupResult struct {
 	Raw json.RawMessage
 }
 
+// LookupQuery is the input of the ERP's external query: the client's key (CodigoEmpresa,
+// Identificacion, both required) and, when the caller knows it, the name it is about to
+// register (NombreCliente, optional, sent only when not empty). The ERP answers by the key; the
+// name lets it refuse a client it will not take (error_api) before anything is created.
+type LookupQuery struct {
+	CodigoEmpresa  string
+	Identificacion string
+	NombreCliente  string
+}
+
 // lookupRequest and lookupAnswer are the wire shape of the external query (see doc.go).
 type lookupRequest struct {
 	CodigoEmpresa  string `json:"codigo_empresa"`
 	Identificacion string `json:"identificacion"`
+	NombreCliente  string `json:"nombre_cliente,omitempty"`
 }
 
 type lookupAnswer struct {
@@ -60,10 +71,15 @@ type wireClient struct {
 // (codigoEmpresa, identificacion) exists. A client the ERP does not know is a result with
 // Found false, not an error.
 func (c *Client) LookupClient(ctx context.Context, codigoEmpresa, identificacion string) (*LookupResult, error) {
-	if strings.TrimSpace(codigoEmpresa) == "" || strings.TrimSpace(identificacion) == "" {
+	return c.Lookup(ctx, LookupQuery{CodigoEmpresa: codigoEmpresa, Identificacion: identificacion})
+}
+
+// Lookup is LookupClient with the whole query: it also sends q.NombreCliente when it is set.
+func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, error) {
+	if strings.TrimSpace(q.CodigoEmpresa) == "" || strings.TrimSpace(q.Identificacion) == "" {
 		return nil, fmt.Errorf("erp: %s: %w: codigo_empresa and identificacion are required", OpLookupClient, ErrInvalidRequest)
 	}
-	body, err := marshal(lookupRequest{CodigoEmpresa: codigoEmpresa, Identificacion: identificacion})
+	body, err := marshal(lookupRequest{CodigoEmpresa: q.CodigoEmpresa, Identificacion: q.Identificacion, NombreCliente: q.NombreCliente})
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpLookupClient, err)
 	}

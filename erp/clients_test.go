@@ -646,3 +646,22 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupWithNameRequestGolden: Lookup sends nombre_cliente when it is set, and the fake's
+// ERROR_API magic value then rejects the query (HTTP 200, error_api true) as an *APIError.
+func TestLookupWithNameRequestGolden(t *testing.T) {
+	srv := erptest.NewServer()
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv, 2*time.Second)
+	res, err := c.Lookup(t.Context(), erp.LookupQuery{CodigoEmpresa: "000598", Identificacion: "0102030405", NombreCliente: "ANA"})
+	if err != nil || res.Found {
+		t.Fatalf("Lookup = %+v, %v", res, err)
+	}
+	golden(t, "lookup_request_with_name.json", srv.Requests(erp.OpLookupClient)[0].Body)
+
+	_, err = c.Lookup(t.Context(), erp.LookupQuery{CodigoEmpresa: "000598", Identificacion: "0102030405", NombreCliente: erptest.ErrorAPINombre})
+	var apiErr *erp.APIError
+	if !errors.As(err, &apiErr) || apiErr.Op != erp.OpLookupClient || apiErr.StatusCode != 200 {
+		t.Fatalf("Lookup with nombre ERROR_API = %v, want an *erp.APIError of LookupClient with status 200", err)
+	}
+}

@@ -19,7 +19,12 @@
 //
 // LookupClient(ctx, codigoEmpresa, identificacion) asks whether the ERP knows the client and
 // returns it as a ClientRecord (public field names, telefono_1/telefono_2). A client the ERP
-// does not know is Found == false, not an error.
+// does not know is Found == false, not an error. Lookup(ctx, LookupQuery) is the same query
+// with the name the caller is about to register: the credit service's POST
+// /clients/from-creditsystem pre-check sends it, so an ERP that will not take the client
+// answers error_api there (502) before anything is created locally. The name is optional
+// (omitted when empty) and the ERP answers by the key alone; an ERP whose external query
+// refused the extra member would show it at once as a 502 on every from-creditsystem call.
 //
 // SyncClient(ctx, op, payload) sends the local client record with operacion 0
 // (OperationCreate) or 1 (OperationUpdate) and returns the codigo_cliente the ERP assigned and
@@ -46,6 +51,7 @@
 // External query, POST {ERP_URL}{ERP_LOOKUP_PATH}:
 //
 //	{"codigo_empresa":"000598","identificacion":"0999999999"}
+//	{"codigo_empresa":"000598","identificacion":"0999999999","nombre_cliente":"..."} (Lookup with a name)
 //
 //	{"error_api":false,"mensaje":"cliente encontrado","encontrado":true,
 //	 "cliente":{"codigo_cliente":"C-0999999999","codigo_empresa":"000598",

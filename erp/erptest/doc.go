@@ -26,21 +26,22 @@
 //
 //	identificacion 0999999999   exists in the ERP under every codigo_empresa, codigo_cliente
 //	                            C-0999999999 (a create of it is refused as a duplicate)
-//	nombre_cliente ERROR_API    create or update answers HTTP 200 with error_api true
+//	nombre_cliente ERROR_API    create, update, or a lookup that sends the name, answers
+//	                            HTTP 200 with error_api true
 //	identificacion 0999999500   lookup and sync answer HTTP 500
 //	identificacion 0999999504   lookup and sync never answer (the caller times out)
 //
-// nombre_cliente ERROR_API applies to the clients endpoint only (erp.SyncClient, create and
-// update), not to the lookup. The design's table keys the outcome on the input nombre_cliente,
-// and the external query's input is codigo_empresa and identificacion alone: a lookup cannot
-// carry a name (one that tries gets HTTP 400 "campo desconocido: nombre_cliente"), and a lookup
-// of a client whose stored name is ERROR_API (seeded with WithClients) answers it normally. So
-// at the service level POST /clients and POST /clients/from-creditsystem with that name succeed
-// locally, and the ERP rejection shows at POST /clients/:codigo/sync-erp (502). The value is
-// matched exactly (not "error_api", not padded) on the payload sent: an update that does not
-// send nombre_cliente is not rejected, whatever name the ERP holds. A rejected create or update
-// changes nothing. The magic identificaciones 0999999500 and 0999999504, and scripted faults,
-// are checked first.
+// nombre_cliente ERROR_API applies wherever the name is sent: the clients endpoint
+// (erp.SyncClient, create and update) and the external query when the caller sends the name it
+// is about to register (erp.Client.Lookup with LookupQuery.NombreCliente). The design's table
+// keys the outcome on the input nombre_cliente, so at the service level POST
+// /clients/from-creditsystem with that name is a 502 from its ERP pre-check, and a client
+// created with that name through POST /clients gets its 502 at POST /clients/:codigo/sync-erp. A
+// lookup by key alone (POST /clients/exists) is never affected, not even for a client whose
+// stored name is ERROR_API (seeded with WithClients). The value is matched exactly (not
+// "error_api", not padded) on the payload sent: an update that does not send nombre_cliente is
+// not rejected, whatever name the ERP holds. A rejected call changes nothing. The magic
+// identificaciones 0999999500 and 0999999504, and scripted faults, are checked first.
 //
 // # Scripting
 //

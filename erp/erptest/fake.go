@@ -363,14 +363,14 @@ func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		CodigoEmpresa  string `json:"codigo_empresa"`
 		Identificacion string `json:"identificacion"`
+		NombreCliente  string `json:"nombre_cliente"`
 	}
-	// The query takes exactly these two members. In particular it has no nombre_cliente, so
-	// the ERROR_API magic value cannot apply to it: a lookup naming one is refused as a
-	// strict ERP would, saying which member it does not know.
+	// The query takes exactly these members (nombre_cliente optional, erp.Client.Lookup): any
+	// other is refused as a strict ERP would, saying which member it does not know.
 	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) == nil {
 		for name := range members {
-			if name != "codigo_empresa" && name != "identificacion" {
+			if name != "codigo_empresa" && name != "identificacion" && name != "nombre_cliente" {
 				writeJSON(w, http.StatusBadRequest, rejection("campo desconocido: "+name))
 				return
 			}
@@ -388,6 +388,10 @@ func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.magicFailure(w, r, req.Identificacion) {
+		return
+	}
+	if req.NombreCliente == ErrorAPINombre {
+		writeJSON(w, http.StatusOK, rejection("ERROR_API: el ERP rechazo el cliente"))
 		return
 	}
 	f.mu.Lock()

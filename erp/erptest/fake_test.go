@@ -312,10 +312,10 @@ func TestFieldsHoldWhatWasSent(t *testing.T) {
 	}
 }
 
-// TestMagicErrorAPINombre: nombre_cliente ERROR_API is an input of the clients endpoint only
-// (create and update): it gets HTTP 200 with error_api true and changes nothing. The lookup
-// carries no nombre_cliente, so it is not affected, not even for a client whose stored name
-// is ERROR_API. The value matches exactly, and the magic identificaciones come first.
+// TestMagicErrorAPINombre: nombre_cliente ERROR_API, where it is sent (create, update, and a
+// lookup that carries the name), gets HTTP 200 with error_api true and changes nothing. A
+// lookup by key alone is not affected, not even for a client whose stored name is ERROR_API.
+// The value matches exactly, and the magic identificaciones come first.
 func TestMagicErrorAPINombre(t *testing.T) {
 	const rejected = `{"error_api":true,"mensaje":"ERROR_API: el ERP rechazo el cliente"}` + "\n"
 	seeded := erp.ClientRecord{CodigoCliente: "C-SEED", CodigoEmpresa: "1", NombreCliente: erptest.ErrorAPINombre, Identificacion: "SEED"}
@@ -353,9 +353,16 @@ func TestMagicErrorAPINombre(t *testing.T) {
 			body:       `{"codigo_empresa":"1","identificacion":"SEED"}`,
 			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente encontrado","encontrado":true,"cliente":{"codigo_cliente":"C-SEED",` +
 				`"codigo_empresa":"1","nombre_cliente":"ERROR_API","identificacion":"SEED","numero_telefono_1":null,"numero_telefono_2":null,"direccion_1":null,"inactivo":false}}` + "\n"},
-		{name: "lookup does not take nombre_cliente", path: erp.DefaultLookupPath,
-			body:       `{"codigo_empresa":"1","identificacion":"KNOWN","nombre_cliente":"ERROR_API"}`,
-			wantStatus: 400, wantBody: `{"error_api":true,"mensaje":"campo desconocido: nombre_cliente"}` + "\n", wantErrAPI: true},
+		{name: "lookup sending nombre_cliente ERROR_API", path: erp.DefaultLookupPath,
+			body:       `{"codigo_empresa":"1","identificacion":"NEW","nombre_cliente":"ERROR_API"}`,
+			wantStatus: 200, wantBody: rejected, wantErrAPI: true, stored: "!NEW"},
+		{name: "lookup sending another nombre_cliente answers by the key", path: erp.DefaultLookupPath,
+			body:       `{"codigo_empresa":"1","identificacion":"KNOWN","nombre_cliente":"OTRO"}`,
+			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente encontrado","encontrado":true,"cliente":{"codigo_cliente":"C-KNOWN",` +
+				`"codigo_empresa":"1","nombre_cliente":"ANTES","identificacion":"KNOWN","numero_telefono_1":null,"numero_telefono_2":null,"direccion_1":null,"inactivo":false}}` + "\n"},
+		{name: "lookup with an unknown member", path: erp.DefaultLookupPath,
+			body:       `{"codigo_empresa":"1","identificacion":"KNOWN","telefono_1":"09"}`,
+			wantStatus: 400, wantBody: `{"error_api":true,"mensaje":"campo desconocido: telefono_1"}` + "\n", wantErrAPI: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -125,7 +125,7 @@ func (h *clientHandlers) exists(c *fiber.Ctx) error {
 		return err
 	}
 	req.CodigoEmpresa, req.Identificacion = strings.TrimSpace(req.CodigoEmpresa), strings.TrimSpace(req.Identificacion)
-	look, err := h.clients.Lookup(c.UserContext(), req.CodigoEmpresa, req.Identificacion)
+	look, err := h.clients.Lookup(c.UserContext(), erp.LookupQuery{CodigoEmpresa: req.CodigoEmpresa, Identificacion: req.Identificacion})
 	if err != nil {
 		return err
 	}

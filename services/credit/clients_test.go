@@ -327,6 +327,19 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 			}
 		})
 
+		t.Run("nombre_cliente ERROR_API: 502 from the pre-check, nothing stored", func(t *testing.T) {
+			in := map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.ErrorAPINombre, "identificacion": "0400000008"}
+			before := env.clientCount()
+			m := expectError(t, env.do("POST", path, in, env.serviceKey()), http.StatusBadGateway)
+			msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
+			if !strings.Contains(msg["upstreamMessage"].(string), "ERROR_API") {
+				t.Fatalf("message %v", msg)
+			}
+			if env.clientCount() != before {
+				t.Fatal("a pre-check refused by the ERP stored a client")
+			}
+		})
+
 		t.Run("ERP rejects the lookup: 502, nothing stored", func(t *testing.T) {
 			env.erp.Script(erp.OpLookupClient, erptest.ErrorAPI("consulta externa no disponible"))
 			before := env.clientCount()
