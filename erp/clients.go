@@ -79,7 +79,7 @@ func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, erro
 	if strings.TrimSpace(q.CodigoEmpresa) == "" || strings.TrimSpace(q.Identificacion) == "" {
 		return nil, fmt.Errorf("erp: %s: %w: codigo_empresa and identificacion are required", OpLookupClient, ErrInvalidRequest)
 	}
-	body, err := marshal(lookupRequest{CodigoEmpresa: q.CodigoEmpresa, Identificacion: q.Identificacion, NombreCliente: q.NombreCliente})
+	body, err := marshal(lookupRequest(q))
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpLookupClient, err)
 	}
