@@ -42,6 +42,20 @@ const (
 	CodePaymentReversed     = 81
 )
 
+// MaxPlazo is the longest term, in monthly installments, the fake accepts (30 years). The fake
+// builds one amortization row per installment, so GrabarAutorizacion with a longer nPlazo (and
+// GrabarConsumo adopting an earlier run's authorization with one, see WithFirstAuthorization)
+// answers lError true, nNumeroError CodeInvalidAmount (30) instead of building it.
+const MaxPlazo = 360
+
+// validPlazo reports whether plazo is a term the fake builds a table for. Every path that
+// reaches table checks it first.
+func validPlazo(plazo int) bool { return plazo >= 1 && plazo <= MaxPlazo }
+
+func errPlazo(plazo int) *bizErr {
+	return biz(CodeInvalidAmount, "Monto o plazo inválido: el plazo %d no está entre 1 y %d cuotas", plazo, MaxPlazo)
+}
+
 type bizErr struct {
 	code int
 	msg  string
@@ -101,6 +115,7 @@ type consumo struct {
 	auth            *auth
 	card            *card
 	factura         string
+	facturado       decimal.Decimal
 	numeroOperacion int64
 	cuotas          []*cuota
 	activo          bool
@@ -145,17 +160,41 @@ type bank struct {
 	// adoptBelow is the first authorization number of this run when WithFirstAuthorization
 	// set one (0 otherwise): see earlierAuth.
 	adoptBelow int
+	// fixedLines (WithFixedCreditLines): no operation consumes or restores a line, see use.
+	fixedLines bool
 }
 
-func newBank(now func() time.Time, line decimal.Decimal) *bank {
+func newBank(now func() time.Time, line decimal.Decimal, fixedLines bool) *bank {
 	return &bank{
-		now:   now,
-		line:  line,
-		cards: map[string]*card{},
-		auths: map[string]*auth{},
-		pagos: map[int64]*pago{},
-		seqOp: 100000,
+		now:        now,
+		line:       line,
+		fixedLines: fixedLines,
+		cards:      map[string]*card{},
+		auths:      map[string]*auth{},
+		pagos:      map[int64]*pago{},
+		seqOp:      100000,
 	}
+}
+
+// use moves a card's used credit by delta (positive: an operation takes credit, negative: it
+// gives it back). With fixed lines it does nothing: every card keeps its whole line.
+func (b *bank) use(c *card, delta decimal.Decimal) {
+	if b.fixedLines {
+		return
+	}
+	c.utilizado = c.utilizado.Add(delta)
+}
+
+// usedAfter is the used credit an answer reports after an operation that took own of the line
+// (zero for a query or an operation that gives credit back). Normally it is the card's running
+// total; with fixed lines the line is never consumed, so it is the operation's own amount alone
+// (within 0 and the line): GrabarConsumo of 3000.00 on a 5000.00 line reports 2000.00
+// available, whatever came before.
+func (b *bank) usedAfter(c *card, own decimal.Decimal) decimal.Decimal {
+	if !b.fixedLines {
+		return c.utilizado
+	}
+	return decimal.Min(decimal.Max(own, decimal.Zero), c.asignado)
 }
 
 func (b *bank) today() time.Time {
@@ -206,6 +245,7 @@ func (b *bank) card(numero, identificacion string) (*card, *bizErr) {
 
 // table splits capital and flat interest over plazo installments; the last one takes the
 // rounding remainder so that both columns add up exactly.
+// Callers check validPlazo first: the table has one row per installment.
 func table(capital decimal.Decimal, plazo int, first time.Time) (cuotas []*cuota, interesTotal decimal.Decimal) {
 	n := decimal.NewFromInt(int64(plazo))
 	interesTotal = round2(capital.Mul(monthlyRate).Mul(n))
@@ -274,6 +314,9 @@ func (b *bank) autorizar(numero, identificacion string, monto decimal.Decimal, p
 	if !monto.IsPositive() || plazo < 1 {
 		return nil, biz(CodeInvalidAmount, "Monto o plazo inválido")
 	}
+	if !validPlazo(plazo) {
+		return nil, errPlazo(plazo)
+	}
 	if c.disponible().LessThan(monto) {
 		return nil, biz(CodeInsufficientCredit, "Cupo insuficiente")
 	}
@@ -288,7 +331,7 @@ func (b *bank) autorizar(numero, identificacion string, monto decimal.Decimal, p
 		otp:             otp,
 	}
 	b.auths[a.id] = a
-	c.utilizado = c.utilizado.Add(monto)
+	b.use(c, monto)
 	return a, nil
 }
 
@@ -301,6 +344,10 @@ func (b *bank) consumir(autorizacion, numero, identificacion, factura, otp strin
 		return nil, biz(CodeInvalidOTP, "Código de seguridad (OTP) inválido")
 	}
 	a, ok := b.auths[autorizacion]
+	if !ok && plazo > MaxPlazo && b.adoptable(autorizacion) {
+		// Adopting it would build a table of plazo rows (its own authorizations were checked).
+		return nil, errPlazo(plazo)
+	}
 	if !ok {
 		a, ok = b.earlierAuth(autorizacion, c, monto, plazo)
 	}
@@ -310,6 +357,9 @@ func (b *bank) consumir(autorizacion, numero, identificacion, factura, otp strin
 	if a.estado != estadoAutorizada {
 		return nil, biz(CodeInvalidState, "La autorización %s está %s", autorizacion, a.estado)
 	}
+	if !validPlazo(a.plazo) {
+		return nil, errPlazo(a.plazo)
+	}
 	if !facturado.IsPositive() || facturado.GreaterThan(a.monto) {
 		return nil, biz(CodeInvoiceAboveAuth, "El monto facturado debe ser positivo y no mayor al autorizado")
 	}
@@ -317,10 +367,10 @@ func (b *bank) consumir(autorizacion, numero, identificacion, factura, otp strin
 		return nil, biz(CodeInvalidAmount, "Factura o fecha de factura inválida")
 	}
 	cuotas, _ := table(facturado, a.plazo, fecha.AddDate(0, 1, 0))
-	k := &consumo{auth: a, card: a.card, factura: factura, numeroOperacion: b.nextOp(), cuotas: cuotas, activo: true}
+	k := &consumo{auth: a, card: a.card, factura: factura, facturado: facturado, numeroOperacion: b.nextOp(), cuotas: cuotas, activo: true}
 	b.consumos = append(b.consumos, k)
 	a.estado = estadoConsumida
-	a.card.utilizado = a.card.utilizado.Sub(a.monto.Sub(facturado))
+	b.use(a.card, facturado.Sub(a.monto))
 	f := fecha
 	a.card.ultimaCompra = &f
 	return k, nil
@@ -343,7 +393,7 @@ func (b *bank) reversarAutorizacion(autorizacion, numero, identificacion string)
 		return biz(CodeInvalidState, "La autorización %s está %s", autorizacion, a.estado)
 	}
 	a.estado = estadoReversada
-	a.card.utilizado = a.card.utilizado.Sub(a.monto)
+	b.use(a.card, a.monto.Neg())
 	return nil
 }
 
@@ -364,7 +414,7 @@ func (b *bank) reversarConsumo(referencia, numero string) *bizErr {
 		for _, q := range k.cuotas {
 			pend = pend.Add(q.capPend())
 		}
-		c.utilizado = c.utilizado.Sub(pend)
+		b.use(c, pend.Neg())
 		return nil
 	}
 	if b.adoptBelow > 0 {
@@ -384,11 +434,7 @@ func (b *bank) reversarConsumo(referencia, numero string) *bizErr {
 // request, as the service resends those of the original authorization) instead of answering 20
 // to every call on it after a restart.
 func (b *bank) earlierAuth(id string, c *card, monto decimal.Decimal, plazo int) (*auth, bool) {
-	if b.adoptBelow <= 0 || !strings.HasPrefix(id, "AUT") {
-		return nil, false
-	}
-	n, err := strconv.Atoi(id[len("AUT"):])
-	if err != nil || n < 1 || n >= b.adoptBelow {
+	if !b.adoptable(id) {
 		return nil, false
 	}
 	if monto.IsNegative() {
@@ -399,8 +445,17 @@ func (b *bank) earlierAuth(id string, c *card, monto decimal.Decimal, plazo int)
 	}
 	a := &auth{id: id, numeroOperacion: b.nextOp(), card: c, monto: monto, plazo: plazo, estado: estadoAutorizada}
 	b.auths[id] = a
-	c.utilizado = c.utilizado.Add(monto)
+	b.use(c, monto)
 	return a, true
+}
+
+// adoptable reports whether earlierAuth would take id as an earlier run's authorization.
+func (b *bank) adoptable(id string) bool {
+	if b.adoptBelow <= 0 || !strings.HasPrefix(id, "AUT") {
+		return false
+	}
+	n, err := strconv.Atoi(id[len("AUT"):])
+	return err == nil && n >= 1 && n < b.adoptBelow
 }
 
 type deuda struct {
@@ -568,7 +623,7 @@ func (b *bank) pagar(numero string, valor decimal.Decimal, fecha time.Time, form
 		p.facturas = append(p.facturas, facturaPago{k.factura, v})
 	}
 	p.capital = capital
-	c.utilizado = c.utilizado.Sub(capital)
+	b.use(c, capital.Neg())
 	f := fecha
 	c.ultimoPago = &f
 	b.pagos[p.numeroOperacion] = p
@@ -587,7 +642,7 @@ func (b *bank) reversarPago(numeroOperacion int64) (*pago, *bizErr) {
 		a.cuota.pagadoCapital = a.cuota.pagadoCapital.Sub(a.capital)
 		a.cuota.pagadoInteres = a.cuota.pagadoInteres.Sub(a.interes)
 	}
-	p.card.utilizado = p.card.utilizado.Add(p.capital)
+	b.use(p.card, p.capital)
 	p.reversado = true
 	return p, nil
 }

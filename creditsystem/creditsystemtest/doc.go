@@ -23,7 +23,9 @@
 // WithClock (dates of cards, tables and overdue installments), WithCreditLine (default 5000.00),
 // WithFirstAuthorization (number authorizations from n, for a fake in front of a database that
 // outlives it; such a fake adopts the authorizations numbered below n and the invoices it does
-// not know, as recorded by an earlier run, so a development flow survives a restart).
+// not know, as recorded by an earlier run, so a development flow survives a restart),
+// WithFixedCreditLines (no operation consumes a card's line; see Behaviour). The credit
+// service in development mode uses WithFirstAuthorization and WithFixedCreditLines.
 //
 // # Magic values
 //
@@ -40,29 +42,43 @@
 //	GrabarConsumo cNumeroFactura FAULT-500            SOAP fault a:InternalServiceFault in an HTTP 500
 //	any other card                                    opened on first use with a 5000.00 line;
 //	                                                  authorizations answer lCodigoSeguridadEnviado true
+//	GrabarAutorizacion nPlazo above MaxPlazo (360)    lError true, nNumeroError 30, invalid term
 //
 // # Behaviour
 //
 // An authorization lowers the available credit by its amount (51 when it does not fit); its
-// reversal restores it. A confirmation turns it into a consumption of the invoiced amount
-// (at most the authorized one, the difference goes back to the line) with an amortization
-// table of plazo monthly installments, first due one month after the invoice, 1.5 % flat
-// monthly interest, the rounding remainder in the last installment, so that capital adds up to
-// the invoice and each installment to capital plus interest. The debt counts installments
-// due before the clock's date as overdue (valor vencido, 2 % mora); pago contado is pending
-// capital plus overdue interest plus mora. A payment goes to mora, then installment by
-// installment to interest and capital; paying exactly pago contado also charges the interest
-// not yet due and gives it back as a negative DPP rubro (early-payment discount). The rubros
-// of a payment add up to the amount paid, and the paid capital goes back to the line. A payment
-// reversal undoes it; a consumption reversal releases its pending capital.
+// reversal restores it. A confirmation turns it into a consumption of the invoiced amount (at
+// most the authorized one, the difference goes back to the line) with an amortization table of
+// plazo monthly installments, first due one month after the invoice, 1.5 % flat monthly
+// interest, the rounding remainder in the last installment, so that capital adds up to the
+// invoice and each installment to capital plus interest. The debt counts installments due
+// before the clock's date as overdue (valor vencido, 2 % mora); pago contado is pending capital
+// plus overdue interest plus mora. A payment goes to mora, then installment by installment to
+// interest and capital; paying exactly pago contado also charges the interest not yet due and
+// gives it back as a negative DPP rubro (early-payment discount). The rubros of a payment add
+// up to the amount paid, and the paid capital goes back to the line. A payment reversal undoes
+// it; a consumption reversal releases its pending capital.
+//
+// Terms go from 1 to MaxPlazo (360) installments. The table has one row per installment, so
+// GrabarAutorizacion with a longer nPlazo answers 30 at once (nothing recorded, the line
+// untouched), as does GrabarConsumo when it would adopt an earlier run's authorization (see
+// WithFirstAuthorization) with one. Financing alternatives are for 3, 6, 9, 12, 18 and 24.
+//
+// Fixed credit lines (WithFixedCreditLines): no operation moves a line, so a suite can reuse one
+// card number without running out of credit. Every ConsultarTarjeta shows the whole line
+// available (5000.00 by default); every authorization is checked against the whole line (an
+// amount above it is still 51); the cupos of GrabarConsumo show the whole line minus that
+// consumption's invoiced amount, those of GrabarPagoTarjeta the whole line. Debts, tables,
+// payments and reversals are kept as above; the magic values answer as listed.
 //
 // The fake's own error codes (nNumeroError), besides 2 and 51: 1 missing cUsuario,
 // cCodigoEmpresa or cTerminal; 3 neither card nor identification; 20 unknown authorization;
 // 21 authorization or consumption in a state that does not allow it; 22 invoiced amount not
 // positive or above the authorized one; 23 no consumption with that invoice; 30 invalid
-// amount, term or date; 60 invalid OTP; 70 payment methods do not add up to the payment; 71
-// payment above pago contado; 72 invalid payment method (cash with bank data, cheque without
-// it, unknown code); 73 no debt; 80 unknown payment; 81 payment already reversed. Requests it
+// amount, term (below 1 or above MaxPlazo) or date; 60 invalid OTP; 70 payment methods do not
+// add up to the payment; 71 payment above pago contado; 72 invalid payment method (cash with
+// bank data, cheque without it, unknown code); 73 no debt; 80 unknown payment; 81 payment
+// already reversed. Requests it
 // cannot deserialize get a DeserializationFailed fault and unknown actions an
 // ActionNotSupported fault, both in an HTTP 500, as from WCF.
 //

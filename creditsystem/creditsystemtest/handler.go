@@ -74,6 +74,18 @@ func WithCreditLine(d decimal.Decimal) Option { return func(h *Handler) { h.line
 // GrabarReversoConsumo of an unknown invoice succeeds instead of answering 23.
 func WithFirstAuthorization(n int) Option { return func(h *Handler) { h.firstAuth = n } }
 
+// WithFixedCreditLines makes every card keep its whole credit line: no operation consumes it
+// (and none restores it), so a development setup or a test suite can reuse one card number for
+// any number of operations. Every ConsultarTarjeta shows the full line available (5000.00 by
+// default); every GrabarAutorizacion is checked against the full line alone (an amount above it
+// still answers nNumeroError 51, as does MagicInsufficientCredit); an answer that reports the
+// line after an operation shows the full line minus that operation's own amount
+// (GrabarConsumo: the invoiced amount) or the full line after a payment. Debts, tables,
+// payments and reversals work as usual: only the line ignores them. Card then always shows
+// Utilizado 0. Without this option (the default) authorizations, consumptions and payments
+// move the line as the package documentation describes.
+func WithFixedCreditLines() Option { return func(h *Handler) { h.fixedLines = true } }
+
 // Handler is the fake creditsystem as an http.Handler, for a service that runs it on a real
 // listener in development mode. Tests usually want NewServer.
 type Handler struct {
@@ -82,6 +94,7 @@ type Handler struct {
 	now             func() time.Time
 	line            decimal.Decimal
 	firstAuth       int
+	fixedLines      bool
 
 	mu      sync.Mutex
 	bank    *bank
@@ -110,7 +123,7 @@ func NewHandler(opts ...Option) *Handler {
 			o(h)
 		}
 	}
-	h.bank = newBank(h.now, h.line)
+	h.bank = newBank(h.now, h.line, h.fixedLines)
 	if h.firstAuth > 0 {
 		h.bank.seqAuth = h.firstAuth - 1
 		h.bank.adoptBelow = h.firstAuth

@@ -53,14 +53,16 @@ func timeOf(d xsd.Date) time.Time {
 	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
 }
 
-func cupoVm(c *card) xsd.Ptr[cartera.ArrayOfTipoCupoVm] {
-	disp := c.disponible()
+// cupoVm is the card's line as an answer reports it, with used credit utilizado (see
+// bank.usedAfter).
+func cupoVm(c *card, utilizado decimal.Decimal) xsd.Ptr[cartera.ArrayOfTipoCupoVm] {
+	disp := c.asignado.Sub(utilizado)
 	return xsd.NewPtr(&cartera.ArrayOfTipoCupoVm{TipoCupoVm: []*cartera.TipoCupoVm{{
 		CCodigoTipoCupo:      str("001"),
 		CDescripcionTipoCupo: str("CREDITO DIRECTO"),
 		NCupoAsignado:        dec(c.asignado),
 		NCupoDisponible:      dec(disp),
-		NCupoUtilizado:       dec(c.utilizado),
+		NCupoUtilizado:       dec(utilizado),
 		OTipoOperacionVm: xsd.NewPtr(&cartera.ArrayOfTipoOperacionVm{TipoOperacionVm: []*cartera.TipoOperacionVm{{
 			CCodigoTipoOperacion:      str("001"),
 			CDescripcionTipoOperacion: str("COMPRA EN ALMACEN"),
@@ -110,7 +112,7 @@ var specs = map[string]opSpec{
 				DFechaUltimaCompra: date(c.ultimaCompra),
 				DFechaUltimoPago:   date(c.ultimoPago),
 				NNumeroError:       num(0),
-				OTipoCupoVm:        cupoVm(c),
+				OTipoCupoVm:        cupoVm(c, b.usedAfter(c, decimal.Zero)),
 			}}
 		},
 	},
@@ -213,7 +215,7 @@ var specs = map[string]opSpec{
 				NNumeroError:         num(0),
 				NNumeroOperacion:     num(k.numeroOperacion),
 				OTablaAmortizacionVm: xsd.NewPtr(tabla),
-				OTipoCupoVm:          cupoVm(k.card),
+				OTipoCupoVm:          cupoVm(k.card, b.usedAfter(k.card, k.facturado)),
 			}}
 		},
 	},
@@ -315,7 +317,7 @@ var specs = map[string]opSpec{
 				NNumeroOperacion:   num(p.numeroOperacion),
 				OFacturaAfectadaVm: facturasVm(p.facturas),
 				ORubroAplicadoVm:   rubrosVm(p.rubros),
-				OTipoCupoVm:        cupoVm(p.card),
+				OTipoCupoVm:        cupoVm(p.card, b.usedAfter(p.card, decimal.Zero)),
 			}}
 		},
 	},
