@@ -80,19 +80,18 @@
 //     call. The specification's rule, to the letter: a repeated hash is 409 whatever else the
 //     delivery says. The answer is idempotent: every repetition names the same original
 //     transaction and changes nothing about it;
-//   - an invoice_number already recorded by a webhook record that holds another hash (the
-//     same invoice, its XML re-generated or re-encoded; the hash is compared as sent, so a
-//     non-hex token in another case is another hash): 409 too, "invoice already processed"
-//     (DUPLICATE_INVOICE_NUMBER), no carrier call. The invoice number is the tax authority's,
-//     unique per issuer;
+//   - idempotency is by source_xml_hash alone, as the specification says: an invoice_number
+//     already recorded under another hash is not refused; it is processed as a new top-up
+//     (201). The hash is compared as sent except a hex SHA-256, which is compared
+//     case-insensitively (the same digest in upper case is the same hash, 409); a non-hex
+//     token in another case is another hash;
 //   - no mapping (PRODUCT_NOT_MAPPED) or |amount - mapped amount| > 0.01 (AMOUNT_MISMATCH):
 //     record rejected with its hash, rejection_reason the code alone, [*RejectedError] (HTTP
 //     422, error the code, message the reason in words, which the notification carries too).
 //
-// The look-ups of the hash and of the invoice number and the insert run in one transaction
-// serialised per invoice number (an advisory lock on PostgreSQL; SQLite has one writer), and
-// the unique source_xml_hash column backs them up: of concurrent deliveries exactly one insert
-// wins and only it calls the carrier. Webhook returns nil error for every processed outcome (success,
+// The look-up of the hash and the insert run in one transaction, and the unique
+// source_xml_hash column backs the look-up up: of concurrent deliveries of one hash exactly
+// one insert wins and only it calls the carrier; the others are recorded as duplicates of it. Webhook returns nil error for every processed outcome (success,
 // failed, unavailable): the service owns the retries.
 //
 // An e-mail the workflow tool could not process is recorded by [Service.Ignore]: status

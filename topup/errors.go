@@ -40,9 +40,6 @@ const (
 	ReasonAmountMismatch   = "AMOUNT_MISMATCH"
 	ReasonInvalidPayload   = "INVALID_PAYLOAD"
 	ReasonDuplicate        = "DUPLICATE_SOURCE_XML_HASH"
-	// ReasonDuplicateInvoice: the invoice number was already recorded with another
-	// source_xml_hash (the same invoice, its XML changed or re-encoded).
-	ReasonDuplicateInvoice = "DUPLICATE_INVOICE_NUMBER"
 )
 
 // BodyField names, in a FieldError, a problem of the whole request body (not JSON, not an
@@ -103,10 +100,10 @@ func (e *RejectedError) Error() string {
 
 func (e *RejectedError) Unwrap() error { return ErrRejected }
 
-// DuplicateError is ErrDuplicateInvoice. Original is the transaction that holds the hash (or
-// the invoice number); Transaction is the rejected record kept for the repeated delivery;
-// Reason is ReasonDuplicate (same source_xml_hash) or ReasonDuplicateInvoice (same
-// invoice_number, another hash).
+// DuplicateError is ErrDuplicateInvoice: a source_xml_hash already recorded. Original is the
+// transaction that holds the hash; Transaction is the rejected record kept for the repeated
+// delivery; Reason is ReasonDuplicate (the only one: idempotency is by the hash alone, and the
+// same invoice_number under another hash is a new top-up).
 type DuplicateError struct {
 	Original    *Transaction
 	Transaction *Transaction

@@ -136,8 +136,10 @@ var Migrations = storage.NewMigrations(
 		},
 	},
 	storage.Migration{
-		// The webhook refuses an invoice number already recorded with another hash: its
-		// look-up by invoice_number runs on every delivery.
+		// An index on invoice_number, for looking up an invoice's records (audit, support).
+		// The webhook does not refuse a known invoice number: its idempotency is by
+		// source_xml_hash alone (unique), and the same number under another hash is a new
+		// top-up.
 		Name: "20261122000400_invoice_number_index",
 		Up: func(ctx context.Context, tx bun.Tx) error {
 			return storage.DDL(ctx, tx, `CREATE INDEX topup_transactions_invoice_idx ON topup_transactions (invoice_number)`)

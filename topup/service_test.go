@@ -293,8 +293,9 @@ func TestWebhook(t *testing.T) {
 		hash := func(c byte) string { return strings.Repeat(string(c), 64) }
 		req := func(h, product, amt, subscriber string) WebhookRequest {
 			return WebhookRequest{
-				// One invoice number per hash: the same number under another hash is a duplicate.
-				InvoiceNumber: "001-001-" + strings.ToLower(h[:9]), InvoiceCode: "FAC-1", ProductCode: product, SubscriberID: subscriber,
+				// One invoice number for every delivery, as in the specification's example:
+				// idempotency is by source_xml_hash alone, so each fresh hash is a new invoice.
+				InvoiceNumber: "001-001-000000123", InvoiceCode: "FAC-1", ProductCode: product, SubscriberID: subscriber,
 				Amount: amount(amt), NotificationEmail: "branch@example.com", SourceXMLHash: h,
 				Payload: []byte(`{"invoice_number":"001-001-000000123","note":"payload kept"}`),
 			}

@@ -26,8 +26,6 @@ var (
 	ErrConflict = errors.New("topup: transaction changed concurrently")
 	// errDuplicateHash: an insert hit the unique source_xml_hash.
 	errDuplicateHash = errors.New("topup: source_xml_hash already recorded")
-	// errDuplicateInvoiceNumber: the invoice number is held by a record with another hash.
-	errDuplicateInvoiceNumber = errors.New("topup: invoice_number already recorded with another source_xml_hash")
 )
 
 // CarrierCall is one exchange with the SPR about a transaction, PASSWORD masked.
@@ -202,12 +200,6 @@ func lockUser(ctx context.Context, tx bun.Tx, userID string) error {
 	return lockKey(ctx, tx, "topup-user:"+userID)
 }
 
-// lockInvoice serialises the deliveries of one invoice number the same way, so that the
-// look-ups of the webhook's idempotency and the insert that follows them are one step.
-func lockInvoice(ctx context.Context, tx bun.Tx, invoiceNumber string) error {
-	return lockKey(ctx, tx, "topup-invoice:"+invoiceNumber)
-}
-
 func lockKey(ctx context.Context, tx bun.Tx, key string) error {
 	if !storage.IsPostgres(tx) {
 		return nil
@@ -218,22 +210,6 @@ func lockKey(ctx context.Context, tx bun.Tx, key string) error {
 		return fmt.Errorf("topup: lock %s: %w", key, err)
 	}
 	return nil
-}
-
-// invoiceHolder returns the oldest webhook record of invoiceNumber that holds a
-// source_xml_hash (a processed invoice, or one rejected for its mapping or amount).
-func (s *Store) invoiceHolder(ctx context.Context, db bun.IDB, invoiceNumber string) (*Transaction, error) {
-	t := new(Transaction)
-	err := db.NewSelect().Model(t).
-		Where("invoice_number = ? AND source = ? AND source_xml_hash IS NOT NULL", invoiceNumber, string(SourceWorkflowWebhook)).
-		OrderExpr("created_at ASC, id ASC").Limit(1).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("topup: read transaction: %w", err)
-	}
-	return t, nil
 }
 
 // throttleHit is one admitted request of the throttle's sliding window.

@@ -86,15 +86,15 @@ func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 //   - *ValidationError (ErrInvalidRequest) for a broken field rule, with the record kept
 //     rejected (reason INVALID_PAYLOAD) and the invalid-invoice job enqueued;
 //   - *DuplicateError (ErrDuplicateInvoice) when source_xml_hash was already recorded, with a
-//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH), or when
-//     invoice_number was already recorded with another hash (DUPLICATE_INVOICE_NUMBER);
+//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH); idempotency
+//     is by the hash alone, so the same invoice_number under another hash is a new top-up;
 //   - *RejectedError (ErrRejected) for a product without mapping (PRODUCT_NOT_MAPPED) or an
 //     amount more than AmountTolerance away from the mapped one (AMOUNT_MISMATCH).
 //
 // The record of a processed invoice is inserted pending, with its hash, and committed before
-// the carrier is called; the look-ups of the hash and the invoice number and the insert run
-// in one transaction serialised per invoice number, and the unique source_xml_hash backs them
-// up, so concurrent deliveries of one invoice produce exactly one record and one carrier call.
+// the carrier is called; the look-up of the hash and the insert run in one transaction, and
+// the unique source_xml_hash backs the look-up up, so concurrent deliveries of one hash
+// produce exactly one record and one carrier call.
 func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, error) {
 	r.SourceXMLHash = normalizeHash(r.SourceXMLHash)
 	fields, ok := r.validate()
@@ -138,8 +138,8 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		return nil, &ValidationError{Fields: fields, Transaction: &rec}
 	}
 
-	// The hash and the invoice number are looked up in the transaction of the insert
-	// (insertInvoice), after the mapping: a repeated delivery is a duplicate whatever its
+	// The hash is looked up in the transaction of the insert (insertInvoice), after the
+	// mapping: a repeated delivery is a duplicate whatever its
 	// mapping says.
 	base.SourceXMLHash = r.SourceXMLHash
 
@@ -192,27 +192,17 @@ func (s *Service) insertAnnounced(ctx context.Context, t *Transaction) error {
 }
 
 // insertInvoice inserts t, a record that holds its invoice's source_xml_hash (pending, or
-// rejected for its mapping or amount, then with its job when announce), unless the invoice
-// was already recorded: errDuplicateHash when a record holds the same hash,
-// errDuplicateInvoiceNumber when a webhook record holding another hash has the same
-// invoice_number; orig is that record (nil when only the unique index caught the hash).
-// The look-ups and the insert run in one transaction serialised per invoice number.
+// rejected for its mapping or amount, then with its job when announce), unless a record
+// already holds that hash: then errDuplicateHash, orig being that record (nil when only the
+// unique index caught a concurrent insert). The invoice number is not looked at: the same
+// invoice_number under another hash is a new top-up (the specification's idempotency is by
+// source_xml_hash alone).
 func (s *Service) insertInvoice(ctx context.Context, t *Transaction, announce bool) (orig *Transaction, err error) {
 	err = s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockInvoice(ctx, tx, t.InvoiceNumber); err != nil {
-			return err
-		}
 		o, err := s.store.getWhere(ctx, tx, "source_xml_hash = ?", t.SourceXMLHash)
 		if err == nil {
 			orig = o
 			return errDuplicateHash
-		} else if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		o, err = s.store.invoiceHolder(ctx, tx, t.InvoiceNumber)
-		if err == nil {
-			orig = o
-			return errDuplicateInvoiceNumber
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -230,42 +220,32 @@ func (s *Service) insertInvoice(ctx context.Context, t *Transaction, announce bo
 // duplicateOf turns insertInvoice's refusal into the recorded rejection and its
 // *DuplicateError; other errors pass through.
 func (s *Service) duplicateOf(ctx context.Context, base Transaction, orig *Transaction, err error) error {
-	var reason string
-	switch {
-	case errors.Is(err, errDuplicateHash):
-		reason = ReasonDuplicate
-	case errors.Is(err, errDuplicateInvoiceNumber):
-		reason = ReasonDuplicateInvoice
-	default:
+	if !errors.Is(err, errDuplicateHash) {
 		return err
 	}
 	if orig == nil {
-		// Two deliveries of one hash under different invoice numbers raced: the unique
-		// index refused the second.
+		// Two deliveries of one hash raced past the look-up: the unique index refused the
+		// second.
 		if orig, err = s.store.GetBySourceXMLHash(ctx, base.SourceXMLHash); err != nil {
 			return err
 		}
 	}
-	return s.duplicate(ctx, base, orig, reason)
+	return s.duplicate(ctx, base, orig)
 }
 
 // duplicate records a repeated delivery of an invoice as rejected (the specification's table)
-// without its hash, which stays with the original record (or, for another hash of the same
-// invoice number, is kept only in the payload), and returns the *DuplicateError.
-func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transaction, reason string) error {
+// without its hash, which stays with the original record (the payload keeps it), and returns
+// the *DuplicateError.
+func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transaction) error {
 	rec := base
 	rec.ID = uuid.Must(uuid.NewV7())
 	rec.SourceXMLHash = ""
 	rec.Status = StatusRejected
-	what := "invoice already processed"
-	if reason == ReasonDuplicateInvoice {
-		what = "invoice number " + base.InvoiceNumber + " already processed with another source_xml_hash"
-	}
-	rec.RejectionReason = fmt.Sprintf("%s: %s by transaction %s", reason, what, orig.ID)
+	rec.RejectionReason = fmt.Sprintf("%s: invoice already processed by transaction %s", ReasonDuplicate, orig.ID)
 	if err := s.insertAnnounced(ctx, &rec); err != nil {
 		return err
 	}
-	return &DuplicateError{Original: orig, Transaction: &rec, Reason: reason}
+	return &DuplicateError{Original: orig, Transaction: &rec, Reason: ReasonDuplicate}
 }
 
 // mergeProblems adds the caller's decoding problems to the field rules' ones: a member

@@ -12,8 +12,9 @@ import (
 )
 
 // TestWebhookRefusals: decoding problems the caller reports are recorded rejected
-// (INVALID_PAYLOAD) like broken rules, and an invoice number already recorded under another
-// hash is a duplicate (DUPLICATE_INVOICE_NUMBER) that never reaches the carrier.
+// (INVALID_PAYLOAD) like broken rules, and a hash already recorded, under another invoice
+// number or in upper case, is a duplicate (DUPLICATE_SOURCE_XML_HASH) that never reaches the
+// carrier.
 func TestWebhookRefusals(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		e := newEnv(t, tg, Config{})
@@ -22,6 +23,10 @@ func TestWebhookRefusals(t *testing.T) {
 			return WebhookRequest{InvoiceNumber: invoice, ProductCode: "RECCARRIER5", SubscriberID: "593991234567", Amount: &five, SourceXMLHash: hash, Payload: []byte(`{}`)}
 		}
 		if _, err := e.svc.Webhook(t.Context(), req("001-001-000000001", "hash-original")); err != nil {
+			t.Fatal(err)
+		}
+		sha := strings.Repeat("ab", 32) // a hex SHA-256, compared case-insensitively
+		if _, err := e.svc.Webhook(t.Context(), req("001-001-000000004", sha)); err != nil {
 			t.Fatal(err)
 		}
 		cases := []struct {
@@ -48,16 +53,16 @@ func TestWebhookRefusals(t *testing.T) {
 						t.Fatalf("err = %v, want the body's problem alone", err)
 					}
 				}},
-			{"the invoice number under another hash", req("001-001-000000001", "hash-other"), ReasonDuplicateInvoice, func(t *testing.T, err error) {
-				var de *DuplicateError
-				if !errors.As(err, &de) || de.Reason != ReasonDuplicateInvoice || de.Original == nil || de.Original.SourceXMLHash != "hash-original" {
-					t.Fatalf("err = %v, want a DUPLICATE_INVOICE_NUMBER naming the original", err)
-				}
-			}},
 			{"the hash under another invoice number", req("001-001-000000003", "hash-original"), ReasonDuplicate, func(t *testing.T, err error) {
 				var de *DuplicateError
-				if !errors.As(err, &de) || de.Reason != ReasonDuplicate {
-					t.Fatalf("err = %v, want a DUPLICATE_SOURCE_XML_HASH", err)
+				if !errors.As(err, &de) || de.Reason != ReasonDuplicate || de.Original == nil || de.Original.SourceXMLHash != "hash-original" {
+					t.Fatalf("err = %v, want a DUPLICATE_SOURCE_XML_HASH naming the original", err)
+				}
+			}},
+			{"the hex SHA-256 in upper case", req("001-001-000000004", strings.ToUpper(sha)), ReasonDuplicate, func(t *testing.T, err error) {
+				var de *DuplicateError
+				if !errors.As(err, &de) || de.Reason != ReasonDuplicate || de.Original == nil || de.Original.SourceXMLHash != sha {
+					t.Fatalf("err = %v, want a DUPLICATE_SOURCE_XML_HASH naming the lower-case original", err)
 				}
 			}},
 		}
@@ -88,6 +93,38 @@ func TestWebhookRefusals(t *testing.T) {
 					t.Fatal("a refused delivery reached the carrier")
 				}
 			})
+		}
+	})
+}
+
+// TestWebhookInvoiceNumberUnderAnotherHash: idempotency is by source_xml_hash alone (the
+// specification's rule), so an invoice_number already processed, delivered again under
+// another hash, is processed as a new top-up: a second record holding the new hash, a second
+// carrier call, no duplicate.
+func TestWebhookInvoiceNumberUnderAnotherHash(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, Config{})
+		five := decimal.RequireFromString("5")
+		req := func(hash string) WebhookRequest {
+			return WebhookRequest{InvoiceNumber: "001-001-000000123", ProductCode: "RECCARRIER5", SubscriberID: "593991234567", Amount: &five, SourceXMLHash: hash, Payload: []byte(`{}`)}
+		}
+		first, err := e.svc.Webhook(t.Context(), req(strings.Repeat("a", 64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := e.spr.Calls(carrier.FunctionTopup)
+		second, err := e.svc.Webhook(t.Context(), req(strings.Repeat("b", 64)))
+		if err != nil {
+			t.Fatalf("same invoice_number under another hash: err = %v, want processed", err)
+		}
+		if second.ID == first.ID || second.Status != StatusSuccess || second.SourceXMLHash != strings.Repeat("b", 64) || second.InvoiceNumber != first.InvoiceNumber {
+			t.Fatalf("second = %+v, want a new successful record of the same invoice number with the new hash", second)
+		}
+		if got := e.spr.Calls(carrier.FunctionTopup); got != calls+1 {
+			t.Fatalf("carrier calls = %d, want %d", got, calls+1)
+		}
+		if got, gerr := e.store.Get(t.Context(), first.ID); gerr != nil || got.Status != StatusSuccess || got.SourceXMLHash != strings.Repeat("a", 64) {
+			t.Fatalf("first record = %+v (%v), want unchanged", got, gerr)
 		}
 	})
 }

@@ -64,9 +64,10 @@
 // success false, source, invoice_number and error (the rejection code); the 400 and 409 are
 // the envelope plus these members (status stays "error"). 409 answers a repeated
 // source_xml_hash (DUPLICATE_SOURCE_XML_HASH, the specification's rule, whatever else the
-// delivery says) and an invoice_number already recorded under another hash
-// (DUPLICATE_INVOICE_NUMBER); both also name original_transaction_id and original_status,
-// the same on every repetition, and nothing reaches the carrier.
+// delivery says; a hex SHA-256 is compared case-insensitively) and also names
+// original_transaction_id and original_status, the same on every repetition; nothing reaches
+// the carrier. Idempotency is by source_xml_hash alone: an invoice_number already recorded
+// under another hash is a new top-up (201).
 //
 // # Upstream failures
 //

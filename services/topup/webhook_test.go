@@ -61,13 +61,10 @@ func TestWebhook(t *testing.T) {
 			body["source_xml_hash"] = "factura-001-001-" + body["invoice_code"].(string)
 			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
 			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
-			// Not hex: compared as is, so another hash; but the same invoice number, so still
-			// 409 (before, this processed the invoice a second time).
+			// Not hex: compared as is, so another hash, and idempotency is by the hash alone:
+			// the same invoice number under it is a new top-up.
 			body["source_xml_hash"] = strings.ToUpper(body["source_xml_hash"].(string))
-			a := s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusConflict)
-			if a.str("error") != "DUPLICATE_INVOICE_NUMBER" {
-				t.Fatalf("body %s", a.raw)
-			}
+			s.do("POST", webhookPath, body, serviceKey()).expect(t, http.StatusCreated)
 		})
 
 		t.Run("canton given", func(t *testing.T) {
@@ -355,11 +352,6 @@ func TestWebhookErrorBodiesCarryTransactionID(t *testing.T) {
 		}{
 			{"invalid payload", func() map[string]any { return invoice("RECCARRIER5", 5, "0999") }, http.StatusBadRequest, "INVALID_PAYLOAD"},
 			{"repeated hash", func() map[string]any { return processed }, http.StatusConflict, "DUPLICATE_SOURCE_XML_HASH"},
-			{"repeated invoice number", func() map[string]any {
-				b := invoice("RECCARRIER5", 5, "593991234567")
-				b["invoice_number"] = processed["invoice_number"]
-				return b
-			}, http.StatusConflict, "DUPLICATE_INVOICE_NUMBER"},
 			{"no mapping", func() map[string]any { return invoice("RECCARRIER8", 8, "593991234567") }, http.StatusUnprocessableEntity, "PRODUCT_NOT_MAPPED"},
 		}
 		for _, c := range cases {
@@ -382,8 +374,8 @@ func TestWebhookErrorBodiesCarryTransactionID(t *testing.T) {
 
 // TestWebhookIdempotency: the source_xml_hash rule to the letter of the specification (a
 // repeated hash is 409 "invoice already processed", never a second top-up, whatever else the
-// delivery says), answered the same way every time; and the same invoice number under
-// another hash is the same invoice already processed: 409 too.
+// delivery says), answered the same way every time; the hash alone decides, so the same
+// invoice number under another hash is a new top-up: 201, a new record, one more carrier call.
 func TestWebhookIdempotency(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		s := newStack(t, tg, nil)
@@ -408,7 +400,7 @@ func TestWebhookIdempotency(t *testing.T) {
 				b := invoice("RECCARRIER5", 5, "593991234567")
 				b["invoice_number"] = f["invoice_number"]
 				return b
-			}, http.StatusConflict, "DUPLICATE_INVOICE_NUMBER"},
+			}, http.StatusCreated, ""},
 			{"another invoice, another hash", func(map[string]any) map[string]any { return invoice("RECCARRIER5", 5, "593991234567") }, http.StatusCreated, ""},
 		}
 		for _, c := range cases {
@@ -418,9 +410,18 @@ func TestWebhookIdempotency(t *testing.T) {
 				calls := s.spr.Calls(carrier.FunctionTopup)
 				second := c.second(first)
 				if c.status == http.StatusCreated {
-					s.do("POST", webhookPath, second, serviceKey()).expect(t, c.status)
+					a := s.do("POST", webhookPath, second, serviceKey()).expect(t, c.status)
 					if n := s.spr.Calls(carrier.FunctionTopup); n != calls+1 {
 						t.Fatalf("%d more top-ups, want 1", n-calls)
+					}
+					if a.str("transaction_id") == orig.str("transaction_id") || a.str("status") != "success" || a.str("invoice_number") != second["invoice_number"] {
+						t.Fatalf("body %s, want a new successful top-up of invoice %v", a.raw, second["invoice_number"])
+					}
+					if rec := s.transaction(t, a.str("transaction_id")); rec["source_xml_hash"] != second["source_xml_hash"] {
+						t.Fatalf("new record %v, want it to hold its own hash", rec)
+					}
+					if rec := s.transaction(t, orig.str("transaction_id")); rec["status"] != "success" || rec["source_xml_hash"] != first["source_xml_hash"] {
+						t.Fatalf("original changed: %v", rec)
 					}
 					return
 				}
@@ -460,7 +461,8 @@ func clone(m map[string]any) map[string]any {
 }
 
 // TestWebhookConcurrentInvoiceNumber: 20 concurrent deliveries of one invoice number under 20
-// hashes give one 201, 19 409 and one carrier call.
+// hashes are 20 invoices (idempotency is by source_xml_hash alone): 20 201 and 20 carrier
+// calls, none refused.
 func TestWebhookConcurrentInvoiceNumber(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		s := newStack(t, tg, nil)
@@ -470,11 +472,11 @@ func TestWebhookConcurrentInvoiceNumber(t *testing.T) {
 			bodies[i]["invoice_number"] = "001-001-555555555"
 		}
 		counts := concurrently(len(bodies), func(i int) int { return s.do("POST", webhookPath, bodies[i], serviceKey()).status })
-		if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != 19 {
-			t.Fatalf("statuses %v, want one 201 and 19 409", counts)
+		if counts[http.StatusCreated] != 20 {
+			t.Fatalf("statuses %v, want 20 201", counts)
 		}
-		if n := s.spr.Calls(carrier.FunctionTopup); n != 1 {
-			t.Fatalf("%d carrier calls, want 1", n)
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 20 {
+			t.Fatalf("%d carrier calls, want 20", n)
 		}
 	})
 }
