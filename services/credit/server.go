@@ -75,7 +75,12 @@ func newServer(ctx context.Context, cfg *config.Credit, db *bun.DB, log *slog.Lo
 	if cfg.CreditsystemFake() {
 		// The fake forgets its authorizations at every start while ./data keeps them: number from
 		// the start time so a restarted development service never repeats an autorizacion_id.
-		s.csFake = creditsystemtest.NewServer(creditsystemtest.WithFirstAuthorization(int(time.Now().Unix())))
+		// Fixed credit lines: every non-magic card shows 5000.00 available however many
+		// authorizations a client or test suite makes on it (DESIGN.md, Fakes and magic values).
+		s.csFake = creditsystemtest.NewServer(
+			creditsystemtest.WithFirstAuthorization(int(time.Now().Unix())),
+			creditsystemtest.WithFixedCreditLines(),
+		)
 		s.closers = append(s.closers, s.csFake.Close)
 		csCfg.CarteraURL, csCfg.CentralURL = s.csFake.CarteraURL, s.csFake.CentralURL
 		csCfg.SOAPNamespace = s.csFake.Namespace()
