@@ -18,7 +18,9 @@
 // route, 405, 413...); else 500 "Internal Server Error". A 5xx never shows its cause: the cause
 // (Error.Err, the panic value and stack) goes to the request log only. `errors` appears only on 400
 // validation failures, whose message is then [ValidationMessage]. An upstream rejection's message
-// is the [UpstreamMessage] object {message, upstreamMessage, operation, upstreamCode}.
+// is the [UpstreamMessage] object {message, upstreamMessage, operation, upstreamCode}. A request
+// the server refuses while reading it gets a fixed message ("Malformed HTTP request" for a 400,
+// else the status text), never the parser's error, which quotes the raw request and its headers.
 //
 // # Requests
 //

@@ -138,6 +138,9 @@ func errorHandler(mapper func(error) *Error, log *slog.Logger, m *httpMetrics) f
 		// No request id yet means the server refused the request before any middleware ran
 		// (body over the limit, headers too large, read timeout): log and count it here.
 		outside := RequestID(c) == ""
+		if outside {
+			he = refused(he)
+		}
 		ensureRequestID(c)
 		if err := c.Status(he.Status).JSON(he.Envelope()); err != nil {
 			return err
@@ -153,4 +156,17 @@ func errorHandler(mapper func(error) *Error, log *slog.Logger, m *httpMetrics) f
 		}
 		return nil
 	}
+}
+
+// refused gives a request the server refused while reading it a fixed message: fasthttp's parse
+// errors, which Fiber passes on as a 400, quote the raw request, Authorization header included.
+func refused(he *Error) *Error {
+	msg := http.StatusText(he.Status)
+	if he.Status == http.StatusBadRequest {
+		msg = "Malformed HTTP request"
+	}
+	if msg == "" {
+		msg = "Request refused"
+	}
+	return &Error{Status: he.Status, Message: msg, Err: he.Err}
 }
