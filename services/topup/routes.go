@@ -196,16 +196,17 @@ const maxAmountText = 40
 // webhookAmountProblem is the problem of an amount that is not a number.
 var webhookAmountProblem = "must be a number (at most " + strconv.Itoa(maxAmountText) + " characters)"
 
-// webhookAmount decodes amount, a JSON number or a numeric string: nil when absent or null
-// (the domain says it is required), an error when it is not a number or longer than
-// maxAmountText characters.
+// webhookAmount decodes amount, a JSON number (the specification's type; a string, even a
+// numeric one, is the wrong type, like a number for a string member): nil when absent or null
+// (the domain says it is required), an error when it is not a JSON number or longer than
+// maxAmountText characters. The number is read as a decimal, never through float64.
 func webhookAmount(raw json.RawMessage) (*decimal.Decimal, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	var d decimal.Decimal
-	if len(raw) > maxAmountText || d.UnmarshalJSON(raw) != nil {
+	if len(raw) > maxAmountText || raw[0] == '"' || d.UnmarshalJSON(raw) != nil {
 		return nil, errors.New("amount " + webhookAmountProblem)
 	}
 	return &d, nil

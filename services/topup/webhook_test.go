@@ -26,7 +26,7 @@ func TestWebhook(t *testing.T) {
 			offer, operation                  string
 		}{
 			{"success", "RECCARRIER10", "593981234567", "success", 10, "151", "RECARGA_PINES"},
-			{"success with the amount as a string", "RECCARRIERDATOS5", "593991234567", "success", "5.00", "150", "RECARGA_DATOS"},
+			{"success with a data product", "RECCARRIERDATOS5", "593991234567", "success", 5.00, "150", "RECARGA_DATOS"},
 			{"amount 0.01 off is accepted", "RECCARRIER3", "593991234567", "success", 3.01, "31", "RECARGA_PINES"},
 			{"carrier business error", "RECCARRIER5", carriertest.SubscriberNoBalance, "failed", 5, "30", "RECARGA_PINES"},
 			{"carrier fault", "RECCARRIER5", carriertest.SubscriberIPNotAuthorized, "unavailable", 5, "30", "RECARGA_PINES"},
@@ -301,6 +301,8 @@ func TestWebhookWrongTypes(t *testing.T) {
 			{"source_xml_hash as an array", `{` + valid(4) + `,"source_xml_hash":["a"]}`, "source_xml_hash must be a string", "001-001-700000004"},
 			{"notification_email as an object", `{` + valid(5) + `,"notification_email":{"to":"x@example.com"}}`, "notification_email must be a string", "001-001-700000005"},
 			{"amount as an object", `{` + valid(6) + `,"amount":{"value":5}}`, "amount must be a number", "001-001-700000006"},
+			// The specification types amount as a number: a numeric string is the wrong type.
+			{"amount as a numeric string", `{` + valid(7) + `,"amount":"5.00"}`, "amount must be a number", "001-001-700000007"},
 			{"body is an array", `[{"invoice_number":"x"}]`, "request body must be a JSON object", nil},
 			{"body is a string", `"invoice"`, "request body must be a JSON object", nil},
 			{"body is not JSON", `{"invoice_number": 1`, "request body is not valid JSON", nil},
