@@ -7,12 +7,17 @@ BENCHTIME ?= 1s
 .PHONY: run run-credit run-topup test lint generate check-generate bench build migrate
 
 ## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in fakes)
+# The binaries run directly, not under `go run` (which dies on SIGTERM and leaves its child
+# running), so SIGINT/SIGTERM, to make or to its process group, reach both services, which finish
+# their in-flight requests; the recipe waits for both before it returns. (`trap 'kill 0' TERM`
+# would signal the trapping shell itself again, which recursed until dash crashed.)
 run:
 	@mkdir -p data
-	@trap 'kill 0' INT TERM EXIT; \
-	$(GO) run ./services/credit & \
-	$(GO) run ./services/topup & \
-	wait
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/" ./services/credit ./services/topup && \
+	{ "$$bin/credit" & c=$$!; "$$bin/topup" & t=$$!; \
+	  trap 'kill -TERM $$c $$t 2>/dev/null' INT TERM; \
+	  until wait; do :; done; }
 
 run-credit:
 	$(GO) run ./services/credit
@@ -42,6 +47,12 @@ check-generate: generate
 ## bench: every benchmark with allocation counts
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## migrate: apply both services' migrations (DATABASE_URL, else the SQLite files under ./data) and exit
+migrate:
+	@mkdir -p data
+	$(GO) run ./services/credit migrate
+	$(GO) run ./services/topup migrate
 
 build:
 	$(GO) build $(PKGS)
