@@ -108,6 +108,14 @@ func (c *Common) validate(p *problems) {
 	if c.BodyLimit < 1 {
 		p.add("BODY_LIMIT", "must be a positive number of bytes")
 	}
+	if db := c.DatabaseURL.Reveal(); strings.Contains(db, "://") {
+		switch u, err := url.Parse(db); {
+		case err != nil:
+			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path (the URL does not parse)")
+		case u.Scheme != "postgres" && u.Scheme != "postgresql" && u.Scheme != "sqlite" && u.Scheme != "file":
+			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
+		}
+	}
 	p.url("JWT_JWKS_URL", c.JWTJWKSURL)
 	if c.Production() && !c.UsesJWKS() {
 		p.secret("JWT_SECRET", c.JWTSecret, DevJWTSecret)

@@ -236,6 +236,9 @@ func TestValidation(t *testing.T) {
 		{"bad operations e-mail", topup, with(dev, "OPERATIONS_EMAIL", "ops"), []string{"OPERATIONS_EMAIL"}},
 		{"SMTP user without password", topup, with(dev, "SMTP_USERNAME", "u"), []string{"SMTP_PASSWORD"}},
 		{"SMTP port", topup, with(dev, "SMTP_PORT", "0"), []string{"SMTP_PORT"}},
+		{"database URL of another engine", credit, with(dev, "DATABASE_URL", "mysql://app:hunter22@db/x"), []string{"DATABASE_URL"}},
+		{"database URL with a misspelt scheme", topup, with(dev, "DATABASE_URL", "postgress://app:hunter22@db/x"), []string{"DATABASE_URL"}},
+		{"database URL that does not parse", credit, with(dev, "DATABASE_URL", "postgres://app:hunter22@db:port/x"), []string{"DATABASE_URL"}},
 
 		{"production credit, nothing set", credit, map[string]string{"APP_ENV": "production"}, []string{
 			"JWT_SECRET", "CREDITSYSTEM_SERVICE_KEY", "CREDITSYSTEM_CARTERA_URL", "CREDITSYSTEM_CENTRAL_URL",

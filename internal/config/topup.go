@@ -144,7 +144,7 @@ func (t *Topup) validate(p *problems, mock *bool) {
 		}
 	}
 	if oauthSet != 0 && oauthSet != 3 {
-		p.add("CARRIER_OAUTH_TOKEN_URL", "CARRIER_OAUTH_TOKEN_URL, CARRIER_OAUTH_CLIENT_ID and CARRIER_OAUTH_CLIENT_SECRET must be set together")
+		p.add("CARRIER_OAUTH_TOKEN_URL", "must be set together with CARRIER_OAUTH_CLIENT_ID and CARRIER_OAUTH_CLIENT_SECRET (all three or none)")
 	}
 	p.url("CARRIER_OAUTH_TOKEN_URL", c.OAuthTokenURL)
 

@@ -27,12 +27,17 @@ const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pr
 
 // Open opens the database named by databaseURL and checks that it answers.
 //
-// A postgres:// or postgresql:// URL opens PostgreSQL; anything else is taken as a SQLite file
-// path (optionally prefixed with "sqlite:" or "file:", query parameters kept), whose directory is
-// created when missing.
+// A postgres:// or postgresql:// URL opens PostgreSQL; any other "scheme://" URL is refused;
+// anything else is taken as a SQLite file path (optionally prefixed with "sqlite:" or "file:",
+// query parameters kept), whose directory is created when missing.
 func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 	if databaseURL == "" {
 		return nil, errors.New("storage: empty database URL")
+	}
+	if scheme := urlScheme(databaseURL); scheme != "" && !IsPostgresURL(databaseURL) && scheme != "sqlite" && scheme != "file" {
+		// Taken as a SQLite path, "mysql://user:pass@host/db" became directories named after
+		// the credentials; the value itself stays out of the error, it may hold a password.
+		return nil, fmt.Errorf("storage: unsupported database URL scheme %q: use postgres:// (or postgresql://) or a SQLite file path", scheme)
 	}
 	var db *bun.DB
 	if IsPostgresURL(databaseURL) {
@@ -63,6 +68,21 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		return nil, fmt.Errorf("storage: database does not answer (%s): %w", Redact(databaseURL), err)
 	}
 	return db, nil
+}
+
+// urlScheme returns the lower-cased scheme of a "scheme://..." value, or "" for anything else
+// (a plain path, "sqlite:x.db", "file:x.db").
+func urlScheme(v string) string {
+	i := strings.Index(v, "://")
+	if i <= 0 {
+		return ""
+	}
+	for j, r := range v[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return ""
+		}
+	}
+	return strings.ToLower(v[:i])
 }
 
 // IsPostgresURL reports whether databaseURL names a PostgreSQL server.

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,5 +251,28 @@ func TestOpenCreatesSQLiteDirectory(t *testing.T) {
 	}
 	if mode != "wal" {
 		t.Fatalf("journal_mode %q, want wal", mode)
+	}
+}
+
+// A URL of another database is refused, not taken as a SQLite path: that created directories
+// named after the URL, credentials included. The error names the scheme, never the value.
+func TestOpenRefusesOtherSchemes(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, u := range []string{"mysql://app:topsecret@db/x", "MySQL://app:topsecret@db/x", "sqlserver://app:topsecret@db", "postgress://app:topsecret@db/x"} {
+		_, err := storage.Open(t.Context(), u)
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", u)
+		}
+		if strings.Contains(err.Error(), "topsecret") {
+			t.Errorf("error leaks the password: %v", err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("refused URLs left files behind: %v", entries)
 	}
 }
