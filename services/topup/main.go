@@ -27,7 +27,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg)
+	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", "topup")
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -251,12 +250,4 @@ func (s *server) logStart(addr string) {
 	if !s.working {
 		s.log.Info("notifications are inserted on " + topup.NotificationQueue + "; this process does not send them")
 	}
-}
-
-func newLogger(cfg *config.Topup) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.Production() {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
