@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -233,6 +234,11 @@ func existsBody(e *credit.ClientExistsError) existsAnswer {
 
 // PUT /clients/:codigo
 func (h *clientHandlers) update(c *fiber.Ctx) error {
+	// A JSON null decodes as an empty object, and an empty update still sets erp_synced to
+	// false and source_system: refuse it as the invalid body it is, like [1] or "x".
+	if bytes.Equal(bytes.TrimSpace(c.Body()), []byte("null")) {
+		return httpx.ValidationError("request body must be a JSON object")
+	}
 	var f credit.ClientFields
 	if err := httpx.Bind(c, &f); err != nil {
 		return err
@@ -359,7 +365,8 @@ func erpSyncAnswer(e *credit.ClientSyncError) *httpx.Error {
 		return httpx.WrapError(http.StatusGatewayTimeout, "The ERP did not answer the client "+op+" within the timeout", e)
 	}
 	return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-		Message:   "The ERP could not be reached for the client " + op,
-		Operation: op,
+		Message:         "The ERP could not be reached for the client " + op,
+		UpstreamMessage: upstreamUnavailableERP,
+		Operation:       op,
 	}, e)
 }

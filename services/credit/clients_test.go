@@ -353,6 +353,19 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 			}
 		})
 
+		t.Run("ERP drops the lookup: 502 with the upstream object, nothing stored", func(t *testing.T) {
+			env.erp.Script(erp.OpLookupClient, erptest.Drop())
+			before := env.clientCount()
+			m := expectError(t, env.do("POST", path, newClientBody("0400000010"), env.serviceKey()), http.StatusBadGateway)
+			msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
+			if msg["upstreamMessage"] != "ERP unavailable" || msg["operation"] != erp.OpLookupClient {
+				t.Fatalf("message %v", msg)
+			}
+			if env.clientCount() != before {
+				t.Fatal("a failed pre-check stored a client")
+			}
+		})
+
 		t.Run("ERP lookup times out: 504", func(t *testing.T) {
 			expectError(t, env.do("POST", path, newClientBody(erptest.TimeoutIdentificacion), env.serviceKey()), http.StatusGatewayTimeout)
 		})
@@ -573,6 +586,7 @@ func TestSyncERPFailuresMarkNothing(t *testing.T) {
 			body    map[string]any
 			status  int
 			message func(t *testing.T, m map[string]any)
+			fault   *erptest.Fault // scripted on the sync call, when set
 		}{
 			{"error_api is 502 with the upstream message", map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.ErrorAPINombre, "identificacion": "0900000001"},
 				http.StatusBadGateway, func(t *testing.T, m map[string]any) {
@@ -580,17 +594,28 @@ func TestSyncERPFailuresMarkNothing(t *testing.T) {
 					if msg["operation"] != "create" || !strings.Contains(msg["upstreamMessage"].(string), "ERROR_API") {
 						t.Fatalf("message %v", msg)
 					}
-				}},
+				}, nil},
 			{"timeout is 504", newClientBody(erptest.TimeoutIdentificacion), http.StatusGatewayTimeout, func(t *testing.T, m map[string]any) {
 				if !strings.Contains(fmt.Sprint(m["message"]), "create") {
 					t.Fatalf("message %v does not name the operation", m["message"])
 				}
-			}},
+			}, nil},
+			// The design's 502 body is {message, upstreamMessage, operation, upstreamCode} for
+			// every upstream failure; without an upstream text the service says so generically.
+			{"dropped connection is 502 with the upstream object", newClientBody("0900000002"), http.StatusBadGateway, func(t *testing.T, m map[string]any) {
+				msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
+				if msg["operation"] != "create" || msg["upstreamMessage"] != "ERP unavailable" || msg["message"] == "" {
+					t.Fatalf("message %v", msg)
+				}
+			}, new(erptest.Drop())},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				c := env.createClient(tc.body)
 				path := clientsPath + "/" + c["id"].(string)
+				if tc.fault != nil {
+					env.erp.Script(erp.OpSyncClient, *tc.fault)
+				}
 				tc.message(t, expectError(t, env.do("POST", path+"/sync-erp", nil, env.userToken()), tc.status))
 				after := clientAnswer(t, env.do("GET", path, nil, env.userToken()), 200)["client"].(map[string]any)
 				if after["erp_synced"] != false || after["erp_synced_at"] != nil || after["erp_response"] != nil || after["codigo_cliente"] != nil {
@@ -791,6 +816,19 @@ func TestClientsBadInput(t *testing.T) {
 			}
 			after := clientAnswer(t, env.do("GET", clientsPath+"/C-BAD", nil, env.userToken()), 200)["client"].(map[string]any)
 			if after["nombre_cliente"] != "Ana" || after["updated_at"] != c["updated_at"] {
+				t.Fatalf("a rejected update changed the client: %v", after)
+			}
+		})
+		t.Run("PUT with a body that is not an object changes nothing", func(t *testing.T) {
+			c := env.createClient(map[string]any{"codigo_empresa": "000598", "nombre_cliente": "Ana", "identificacion": "1200000005", "codigo_cliente": "C-NULL"})
+			for _, body := range []string{`null`, ` null `, `[1]`, `"x"`} {
+				m := expectError(t, env.do("PUT", clientsPath+"/C-NULL", body, env.serviceKey()), http.StatusBadRequest)
+				if errs, _ := m["errors"].([]any); len(errs) != 1 || errs[0] != "request body must be a JSON object" {
+					t.Fatalf("PUT %s: errors %v", body, m["errors"])
+				}
+			}
+			after := clientAnswer(t, env.do("GET", clientsPath+"/C-NULL", nil, env.userToken()), 200)["client"].(map[string]any)
+			if after["updated_at"] != c["updated_at"] || after["source_system"] != "dashboard" {
 				t.Fatalf("a rejected update changed the client: %v", after)
 			}
 		})

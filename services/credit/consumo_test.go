@@ -724,9 +724,8 @@ func TestConsumoTimeout(t *testing.T) {
 				env.cs.Script(tc.operation, tc.outcome)
 				r := env.consumo(tc.endpoint, consumoBody(tc.endpoint, id, 7))
 				if name == "confirmar connection dropped" {
-					m := expectError(t, r, 502)
-					if msg, _ := m["message"].(map[string]any); msg["operation"] != tc.operation {
-						t.Fatalf("502 must name %s: %s", tc.operation, r.Body)
+					if msg := expectUpstream502(t, r, tc.operation, ""); msg["upstreamMessage"] != "creditsystem unavailable" {
+						t.Fatalf("upstreamMessage %v, want the generic text", msg["upstreamMessage"])
 					}
 				} else {
 					expectTimeout504(t, r, tc.operation)

@@ -11,6 +11,13 @@ import (
 	"github.com/platform/integrations/internal/httpx"
 )
 
+// upstreamMessage of a 502 for a transport failure: generic, as the top-up service's "carrier
+// unavailable", never the transport error (it may name the upstream's host or URL).
+const (
+	upstreamUnavailableCreditsystem = "creditsystem unavailable"
+	upstreamUnavailableERP          = "ERP unavailable"
+)
+
 // mapError is the credit service's one function from domain and SDK errors to HTTP answers
 // (DESIGN.md, Errors and Decisions). Domain cases come first; then the SDK kinds:
 //
@@ -20,7 +27,9 @@ import (
 //     422 is for local business validation);
 //   - ERP rejection (error_api = true or an HTTP error status): 502, same shape;
 //   - upstream timeout: 504 naming the operation; never retried by the service;
-//   - other transport failures (refused, dropped, undecodable): 502 naming the operation.
+//   - other transport failures (refused, dropped, undecodable): 502 naming the operation, with
+//     the generic upstreamMessage "creditsystem unavailable" / "ERP unavailable" (the detail,
+//     which may name hosts, stays in the log), so every 502 carries a non-empty upstreamMessage.
 //
 // It returns nil for an error it does not know, which httpx answers 500 without internals.
 func mapError(err error) *httpx.Error {
@@ -56,8 +65,9 @@ func mapError(err error) *httpx.Error {
 			"The creditsystem did not answer "+csTrans.Op+" within the timeout", err)
 	case errors.As(err, &csTrans):
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message:   "The creditsystem could not be reached for " + csTrans.Op,
-			Operation: csTrans.Op,
+			Message:         "The creditsystem could not be reached for " + csTrans.Op,
+			UpstreamMessage: upstreamUnavailableCreditsystem,
+			Operation:       csTrans.Op,
 		}, err)
 	case errors.As(err, &erpErr):
 		code := ""
@@ -74,8 +84,9 @@ func mapError(err error) *httpx.Error {
 		return httpx.WrapError(http.StatusGatewayTimeout, "The ERP did not answer "+erpTrans.Op+" within the timeout", err)
 	case errors.As(err, &erpTrans):
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message:   "The ERP could not be reached for " + erpTrans.Op,
-			Operation: erpTrans.Op,
+			Message:         "The ERP could not be reached for " + erpTrans.Op,
+			UpstreamMessage: upstreamUnavailableERP,
+			Operation:       erpTrans.Op,
 		}, err)
 	}
 	return nil
