@@ -81,6 +81,10 @@ func Bind(c *fiber.Ctx, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return ValidationError("request body is required")
 	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		// encoding/json leaves dst untouched for null: it would read as an empty object.
+		return ValidationError("request body must be a JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		var syn *json.SyntaxError
@@ -158,33 +162,36 @@ func texts(ps []problem) []string {
 	return out
 }
 
-// ruleProblems are the failed `validate` rules of dst, except those of the top-level members
-// that hold a mistyped value (a mistyped member would otherwise also read as "is required").
+// ruleProblems are the failed `validate` rules of dst, except those at or below a member that
+// holds a mistyped value (the decoder left it zero, so it would also read as "is required"). The
+// rules of every other member, siblings in the same array included, are reported.
 func ruleProblems(dst any, typed []problem) []string {
 	var verrs validator.ValidationErrors
 	if !errors.As(validate.Struct(dst), &verrs) {
 		return nil
 	}
-	mistyped := map[string]bool{}
-	for _, t := range typed {
-		mistyped[topMember(t.path)] = true
-	}
 	root := reflect.TypeOf(dst)
 	var out []string
 	for _, fe := range verrs {
-		if p := describe(root, fe); !mistyped[topMember(p.path)] {
+		if p := describe(root, fe); !underMistyped(p.path, typed) {
 			out = append(out, p.text)
 		}
 	}
 	return out
 }
 
-// topMember is the top-level member of a JSON path ("items[0].cantidad" -> "items").
-func topMember(path string) string {
-	if i := strings.IndexAny(path, ".["); i >= 0 {
-		return path[:i]
+// underMistyped reports whether the JSON path is one of the mistyped paths or lies below one
+// ("items[0].precio" is below "items[0]" and "items", not below "items[1]").
+func underMistyped(path string, typed []problem) bool {
+	for _, t := range typed {
+		if path == t.path {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(path, t.path); ok && t.path != "" && (rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
 	}
-	return path
+	return false
 }
 
 func decodeProblem(err error) string {

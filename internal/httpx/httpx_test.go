@@ -178,7 +178,12 @@ func TestClientErrorsGetEnvelope(t *testing.T) {
 		{"wrong type", post(`{"codigo_empresa":"1","monto":100}`, "application/json"), 400, httpx.ValidationMessage, []string{"monto must be a string"}},
 		{"wrong type and a missing field", post(`{"monto":100}`, "application/json"), 400, httpx.ValidationMessage, []string{"monto must be a string", "codigo_empresa is required"}},
 		{"every wrong type", post(`{"codigo_empresa":1,"monto":true,"plazo":"x","items":[{"cantidad":"2"}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
-			"codigo_empresa must be a string", "monto must be a string", "plazo must be an integer", "items[0].cantidad must be an integer"}},
+			"codigo_empresa must be a string", "monto must be a string", "plazo must be an integer", "items[0].cantidad must be an integer", "items[0].codigo is required"}},
+		{"wrong type in one element, rules broken in another", post(`{"codigo_empresa":"1","monto":"1","items":[{"cantidad":"x","codigo":"A"},{}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
+			"items[0].cantidad must be an integer", "items[1].cantidad is required", "items[1].codigo is required"}},
+		{"array member of the wrong type hides the rules below it only", post(`{"codigo_empresa":"1","monto":"1","items":["x",{}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
+			"items[0] must be an object", "items[1].cantidad is required", "items[1].codigo is required"}},
+		{"null body", post(`null`, "application/json"), 400, httpx.ValidationMessage, []string{"request body must be a JSON object"}},
 		{"wrong type in a later array element", post(`{"codigo_empresa":"1","monto":"1","items":[{"cantidad":1,"codigo":"A"},{"cantidad":"x","codigo":"B"}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
 			"items[1].cantidad must be an integer"}},
 		{"NUL character in a string", post(`{"codigo_empresa":"a\u0000b","monto":"1"}`, "application/json"), 400, httpx.ValidationMessage, []string{`request body must not contain the NUL character (\u0000)`}},

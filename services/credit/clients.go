@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -234,11 +233,6 @@ func existsBody(e *credit.ClientExistsError) existsAnswer {
 
 // PUT /clients/:codigo
 func (h *clientHandlers) update(c *fiber.Ctx) error {
-	// A JSON null decodes as an empty object, and an empty update still sets erp_synced to
-	// false and source_system: refuse it as the invalid body it is, like [1] or "x".
-	if bytes.Equal(bytes.TrimSpace(c.Body()), []byte("null")) {
-		return httpx.ValidationError("request body must be a JSON object")
-	}
 	var f credit.ClientFields
 	if err := httpx.Bind(c, &f); err != nil {
 		return err

@@ -107,5 +107,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer srv.Close()
 	log.Info("credit service listening", "addr", cfg.Addr(), "env", cfg.AppEnv, "config", cfg)
-	return httpx.Serve(ctx, srv.app, cfg.Addr())
+	err = httpx.Serve(ctx, srv.app, cfg.Addr())
+	log.Info("credit service stopped")
+	return err
 }
