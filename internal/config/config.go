@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,10 +110,12 @@ func (c *Common) validate(p *problems) {
 		p.add("BODY_LIMIT", "must be a positive number of bytes")
 	}
 	if db := c.DatabaseURL.Reveal(); strings.Contains(db, "://") {
-		switch u, err := url.Parse(db); {
-		case err != nil:
+		// The scheme as written: url.Parse lower-cases it, but pgx and storage.Open take only
+		// lower-case postgres:// and postgresql:// as URLs.
+		scheme, _, _ := strings.Cut(db, "://")
+		if _, err := url.Parse(db); err != nil {
 			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path (the URL does not parse)")
-		case u.Scheme != "postgres" && u.Scheme != "postgresql" && u.Scheme != "sqlite" && u.Scheme != "file":
+		} else if !slices.Contains([]string{"postgres", "postgresql", "sqlite", "file"}, scheme) {
 			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
 		}
 	}

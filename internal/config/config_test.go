@@ -237,6 +237,7 @@ func TestValidation(t *testing.T) {
 		{"SMTP user without password", topup, with(dev, "SMTP_USERNAME", "u"), []string{"SMTP_PASSWORD"}},
 		{"SMTP port", topup, with(dev, "SMTP_PORT", "0"), []string{"SMTP_PORT"}},
 		{"database URL of another engine", credit, with(dev, "DATABASE_URL", "mysql://app:hunter22@db/x"), []string{"DATABASE_URL"}},
+		{"database URL with an upper-case scheme", credit, with(dev, "DATABASE_URL", "POSTGRES://app:hunter22@db/x"), []string{"DATABASE_URL"}},
 		{"database URL with a misspelt scheme", topup, with(dev, "DATABASE_URL", "postgress://app:hunter22@db/x"), []string{"DATABASE_URL"}},
 		{"database URL that does not parse", credit, with(dev, "DATABASE_URL", "postgres://app:hunter22@db:port/x"), []string{"DATABASE_URL"}},
 

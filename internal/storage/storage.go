@@ -70,7 +70,7 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 	return db, nil
 }
 
-// urlScheme returns the lower-cased scheme of a "scheme://..." value, or "" for anything else
+// urlScheme returns the scheme, as written, of a "scheme://..." value, or "" for anything else
 // (a plain path, "sqlite:x.db", "file:x.db").
 func urlScheme(v string) string {
 	i := strings.Index(v, "://")
@@ -82,7 +82,7 @@ func urlScheme(v string) string {
 			return ""
 		}
 	}
-	return strings.ToLower(v[:i])
+	return v[:i]
 }
 
 // IsPostgresURL reports whether databaseURL names a PostgreSQL server.
