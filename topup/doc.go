@@ -72,8 +72,8 @@
 // every refused invoice as rejected with recharge-invalid-invoice, so:
 //
 //   - a broken field rule: record rejected (INVALID_PAYLOAD), [*ValidationError] (HTTP 400);
-//   - a member of the wrong type (a number for a string, a string or an object for amount) or a body that
-//     is not a JSON object: the same, INVALID_PAYLOAD (the caller reports it in
+//   - a member of the wrong type (a number for a string, a string or an object for amount) or a
+//     body that is not a JSON object: the same, INVALID_PAYLOAD (the caller reports it in
 //     WebhookRequest.Problems), never an unrecorded 400;
 //   - a source_xml_hash already recorded: record rejected (DUPLICATE_SOURCE_XML_HASH) without
 //     the hash, which stays with the original, and [*DuplicateError] (HTTP 409), no carrier

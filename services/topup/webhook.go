@@ -28,8 +28,8 @@ var webhookMembers = []struct {
 }
 
 // decodeWebhook reads the webhook body member by member, so that a member of the wrong type
-// (a number where a string is expected, a string or an object for amount) or a body that is not a JSON
-// object does not stop the delivery before the domain: each becomes a problem in
+// (a number where a string is expected, a string or an object for amount) or a body that is not
+// a JSON object does not stop the delivery before the domain: each becomes a problem in
 // WebhookRequest.Problems, and the domain records the delivery rejected (INVALID_PAYLOAD).
 // Members are matched like encoding/json does: the exact name, else ignoring case; null or
 // absent is empty. Unknown members are ignored (the payload keeps them).
