@@ -22,9 +22,9 @@ const (
 	// ExistingCodigoCliente.
 	ExistingIdentificacion = "0999999999"
 	ExistingCodigoCliente  = "C-0999999999"
-	// ErrorAPINombre as nombre_cliente of a create or update gives HTTP 200 with error_api true
-	// and changes nothing. It is matched exactly, on the payload sent, and only by the clients
-	// endpoint: the lookup carries no nombre_cliente (see the package documentation).
+	// ErrorAPINombre as nombre_cliente of a create or update, or of a lookup that sends it,
+	// gives HTTP 200 with error_api true and changes nothing. It is matched exactly, on the
+	// payload sent (see the package documentation).
 	ErrorAPINombre = "ERROR_API"
 	// ServerErrorIdentificacion gives HTTP 500 on the lookup and on a sync.
 	ServerErrorIdentificacion = "0999999500"

@@ -7,12 +7,13 @@ import (
 	"net/url"
 	"os"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/platform/integrations/internal/storage"
 )
 
 // Application environments (APP_ENV).
@@ -109,15 +110,8 @@ func (c *Common) validate(p *problems) {
 	if c.BodyLimit < 1 {
 		p.add("BODY_LIMIT", "must be a positive number of bytes")
 	}
-	if db := c.DatabaseURL.Reveal(); strings.Contains(db, "://") {
-		// The scheme as written: url.Parse lower-cases it, but pgx and storage.Open take only
-		// lower-case postgres:// and postgresql:// as URLs.
-		scheme, _, _ := strings.Cut(db, "://")
-		if _, err := url.Parse(db); err != nil {
-			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path (the URL does not parse)")
-		} else if !slices.Contains([]string{"postgres", "postgresql", "sqlite", "file"}, scheme) {
-			p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
-		}
+	if storage.CheckURL(c.DatabaseURL.Reveal()) != nil {
+		p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
 	}
 	p.url("JWT_JWKS_URL", c.JWTJWKSURL)
 	if c.Production() && !c.UsesJWKS() {

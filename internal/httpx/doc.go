@@ -44,7 +44,9 @@
 //     "extra_fields.x"). Unknown
 //     JSON fields are ignored (clients may send more than a version reads). Every mistyped
 //     member is named with its array index ("items[1].cantidad must be an integer"), and the
-//     `validate` rules of the other top-level members are reported beside them. A body holding \u0000 is a 400: PostgreSQL stores
+//     `validate` rules of every member not at or below a mistyped one are reported beside
+//     them (a mistyped items[0].cantidad hides nothing of items[1]; a null body is "request
+//     body must be a JSON object"). A body holding \u0000 is a 400: PostgreSQL stores
 //     NUL neither in text nor in jsonb. Only the first failed rule of a field is reported. Validations added here: numeric_string (plain decimal
 //     text: optional minus, digits, optional point and digits; no exponent, sign, spaces or
 //     separators), date_ymd (a real calendar date yyyy-mm-dd), positive (> 0), nonnegative (>= 0), max_decimals=N and

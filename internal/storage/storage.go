@@ -34,10 +34,8 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 	if databaseURL == "" {
 		return nil, errors.New("storage: empty database URL")
 	}
-	if scheme := urlScheme(databaseURL); scheme != "" && !IsPostgresURL(databaseURL) && scheme != "sqlite" && scheme != "file" {
-		// Taken as a SQLite path, "mysql://user:pass@host/db" became directories named after
-		// the credentials; the value itself stays out of the error, it may hold a password.
-		return nil, fmt.Errorf("storage: unsupported database URL scheme %q: use postgres:// (or postgresql://) or a SQLite file path", scheme)
+	if err := CheckURL(databaseURL); err != nil {
+		return nil, err
 	}
 	var db *bun.DB
 	if IsPostgresURL(databaseURL) {
@@ -68,6 +66,22 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		return nil, fmt.Errorf("storage: database does not answer (%s): %w", Redact(databaseURL), err)
 	}
 	return db, nil
+}
+
+// CheckURL refuses a "scheme://" value that Open would not read as PostgreSQL or SQLite (mysql://,
+// a misspelt postgress://, an upper-case POSTGRES:// that pgx does not take as a URL): taken as a
+// SQLite path, such a value became directories named after its credentials. The error names the
+// scheme, never the value, which may hold a password. Configuration validation calls it too.
+func CheckURL(databaseURL string) error {
+	if scheme := urlScheme(databaseURL); scheme != "" && !IsPostgresURL(databaseURL) && scheme != "sqlite" && scheme != "file" {
+		return fmt.Errorf("storage: unsupported database URL scheme %q: use postgres:// (or postgresql://) or a SQLite file path", scheme)
+	}
+	if IsPostgresURL(databaseURL) {
+		if _, err := url.Parse(databaseURL); err != nil {
+			return errors.New("storage: the PostgreSQL URL does not parse") // url's error quotes it
+		}
+	}
+	return nil
 }
 
 // urlScheme returns the scheme, as written, of a "scheme://..." value, or "" for anything else

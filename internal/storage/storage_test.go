@@ -259,7 +259,7 @@ func TestOpenCreatesSQLiteDirectory(t *testing.T) {
 func TestOpenRefusesOtherSchemes(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	for _, u := range []string{"mysql://app:topsecret@db/x", "MySQL://app:topsecret@db/x", "sqlserver://app:topsecret@db", "postgress://app:topsecret@db/x"} {
+	for _, u := range []string{"mysql://app:topsecret@db/x", "MySQL://app:topsecret@db/x", "sqlserver://app:topsecret@db", "postgress://app:topsecret@db/x", "POSTGRES://app:topsecret@db/x", "postgres://app:topsecret@db:port/x"} {
 		_, err := storage.Open(t.Context(), u)
 		if err == nil {
 			t.Fatalf("Open(%q) succeeded", u)
