@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -122,11 +121,5 @@ func webhookError(c *fiber.Ctx, err error) error {
 	b.TransactionID = rec.ID.String()
 	b.Source = string(rec.Source)
 	b.InvoiceNumber = nullable(rec.InvoiceNumber)
-	if b.Error == "" {
-		b.Error, _, _ = strings.Cut(rec.RejectionReason, ":")
-	}
-	if b.Envelope.StatusCode < http.StatusBadRequest {
-		return err
-	}
 	return c.Status(b.Envelope.StatusCode).JSON(b)
 }
