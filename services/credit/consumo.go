@@ -255,13 +255,10 @@ type tipoOperacionJSON struct {
 	CupoDisponibleOpe        json.RawMessage `json:"nCupoDisponibleOpe"`
 }
 
+// tipoCupoJSON is a credit line with its operation types (an entry of cupos).
 type tipoCupoJSON struct {
-	CodigoTipoCupo      *string             `json:"cCodigoTipoCupo"`
-	DescripcionTipoCupo *string             `json:"cDescripcionTipoCupo"`
-	CupoDisponible      json.RawMessage     `json:"nCupoDisponible"`
-	CupoAsignado        json.RawMessage     `json:"nCupoAsignado"`
-	CupoUtilizado       json.RawMessage     `json:"nCupoUtilizado"`
-	Operaciones         []tipoOperacionJSON `json:"operaciones"`
+	tipoCupoFlatJSON
+	Operaciones []tipoOperacionJSON `json:"operaciones"`
 }
 
 // cupoJSON is the answer of /consumo/cupo: the flat fields of the specification, taken from
@@ -307,10 +304,10 @@ func (h *consumoHandlers) cupo(c *fiber.Ctx) error {
 		FechaUltimaCompra: res.FechaUltimaCompra, FechaUltimoPago: res.FechaUltimoPago,
 	}
 	for _, cu := range res.Cupos {
-		t := tipoCupoJSON{
+		t := tipoCupoJSON{tipoCupoFlatJSON: tipoCupoFlatJSON{
 			CodigoTipoCupo: cu.CodigoTipoCupo, DescripcionTipoCupo: cu.DescripcionTipoCupo,
 			CupoDisponible: money(cu.CupoDisponible), CupoAsignado: money(cu.CupoAsignado), CupoUtilizado: money(cu.CupoUtilizado),
-		}
+		}}
 		for _, op := range cu.Operaciones {
 			t.Operaciones = append(t.Operaciones, tipoOperacionJSON{
 				CodigoTipoOperacion: op.CodigoTipoOperacion, DescripcionTipoOperacion: op.DescripcionTipoOperacion,
@@ -323,10 +320,7 @@ func (h *consumoHandlers) cupo(c *fiber.Ctx) error {
 	out.tipoOperacionJSON = tipoOperacionJSON{CupoDisponibleOpe: null}
 	if len(out.Cupos) > 0 {
 		first := out.Cupos[0]
-		out.tipoCupoFlatJSON = tipoCupoFlatJSON{
-			CodigoTipoCupo: first.CodigoTipoCupo, DescripcionTipoCupo: first.DescripcionTipoCupo,
-			CupoDisponible: first.CupoDisponible, CupoAsignado: first.CupoAsignado, CupoUtilizado: first.CupoUtilizado,
-		}
+		out.tipoCupoFlatJSON = first.tipoCupoFlatJSON
 		if len(first.Operaciones) > 0 {
 			out.tipoOperacionJSON = first.Operaciones[0]
 		}
