@@ -75,6 +75,25 @@
 // Process().After(d) past the client's deadline is a late success that shows
 // in the ledger after d.
 //
+// # Gates: holding an answer without a clock
+//
+// Until(g) holds a reaction's answer at a Gate (NewGate) until the test
+// calls g.Open(). The fake acts first, so Process().Until(g) has the top-up
+// committed as SUCCESS while the caller still waits; g.Reached() is closed
+// as soon as a call is held (or passes) there. Opened, the gate lets the
+// answer go; a reaction that holds anyway (Hang, LateSuccess) is then
+// dropped, the caller seeing a transport error at once instead of its
+// timeout. A held call also ends, dropped, when the caller's context or
+// deadline ends or the fake is closed, so nothing is left running. Tests that
+// look at what happens while the SPR "works" use a gate, not a sleep:
+//
+//	g := carriertest.NewGate()
+//	fake.Script(carrier.FunctionTopup, carriertest.Process().Until(g))
+//	go call()                 // the client's timeout is only a failure bound
+//	<-g.Reached()             // in a select with the test's failure timeout
+//	// ... assert the in-flight state ...
+//	g.Open()                  // then assert the outcome
+//
 // # httpmock fixtures
 //
 // RegisterResponders registers, on a given *httpmock.MockTransport, answers

@@ -243,6 +243,7 @@ type action struct {
 	body   []byte
 	hold   bool
 	drop   bool
+	gate   *Gate // the answer waits for it (Until)
 }
 
 // ServeHTTP answers SPR documents POSTed to any path, and token requests at
@@ -274,6 +275,20 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.calls[req.Function]++
 		f.mu.Unlock()
 		a = f.handle(r.Context(), req)
+	}
+	if a.gate != nil {
+		a.gate.reach()
+		select {
+		case <-a.gate.open:
+			if a.hold {
+				// The gate ends a hold as a dropped connection.
+				panic(http.ErrAbortHandler)
+			}
+		case <-r.Context().Done():
+			panic(http.ErrAbortHandler)
+		case <-f.done:
+			panic(http.ErrAbortHandler)
+		}
 	}
 	switch {
 	case a.hold:
@@ -308,6 +323,16 @@ func (f *Fake) apply(ctx context.Context, r Reaction, req *umsprot.Request, bySu
 			return action{drop: true}
 		}
 	}
+	a := f.react(ctx, r, req, bySubscriber)
+	if r.gate != nil {
+		// A subscriber's gate, set in the inner apply, survives an
+		// ungated scripted Process around it.
+		a.gate = r.gate
+	}
+	return a
+}
+
+func (f *Fake) react(ctx context.Context, r Reaction, req *umsprot.Request, bySubscriber bool) action {
 	switch r.kind {
 	case kindHang:
 		return action{hold: true}

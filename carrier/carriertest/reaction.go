@@ -2,6 +2,7 @@ package carriertest
 
 import (
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -25,6 +26,7 @@ type Reaction struct {
 	text   string
 	status int
 	after  time.Duration
+	gate   *Gate
 }
 
 // Process answers the call as the fake normally does. With After it models
@@ -77,3 +79,44 @@ func (r Reaction) After(d time.Duration) Reaction {
 	r.after = d
 	return r
 }
+
+// Until holds the reaction's answer at g until the test opens it: the fake
+// acts at once (a success or a business error is committed to the ledger, as
+// without Until) and then waits. When g opens it answers as the reaction
+// says; a reaction that holds anyway (Hang, LateSuccess) then drops the
+// connection, so the caller sees a transport error without waiting for its
+// own deadline. A held call still ends, as a dropped connection, when the
+// caller gives up (its context or deadline ends) or the fake is closed; what
+// was committed stays committed. With After, the delay comes first.
+//
+// Until replaces clocks in tests: script Process().Until(g), start the call,
+// wait for g.Reached(), look at what the caller committed while the SPR
+// "works", then g.Open() and check the outcome.
+func (r Reaction) Until(g *Gate) Reaction {
+	r.gate = g
+	return r
+}
+
+// Gate holds the calls whose reaction is scripted with Until until Open.
+// NewGate makes one; a Gate may hold any number of calls, and is safe for
+// concurrent use.
+type Gate struct {
+	open, reached         chan struct{}
+	openOnce, reachedOnce sync.Once
+}
+
+// NewGate returns a closed gate.
+func NewGate() *Gate {
+	return &Gate{open: make(chan struct{}), reached: make(chan struct{})}
+}
+
+// Open releases every call held at the gate, and lets later ones through
+// without holding them. Opening an open gate does nothing.
+func (g *Gate) Open() { g.openOnce.Do(func() { close(g.open) }) }
+
+// Reached is closed once a call has acted and reached the gate (whether or
+// not the gate is open): from then on the fake has the call, and whatever
+// the reaction commits is in the ledger.
+func (g *Gate) Reached() <-chan struct{} { return g.reached }
+
+func (g *Gate) reach() { g.reachedOnce.Do(func() { close(g.reached) }) }
