@@ -155,34 +155,62 @@ func assertNoPassword(t *testing.T, e *env) {
 	}
 }
 
+// The pending record is committed before the SPR is called (spec, States and transitions:
+// "record inserted before the SPR call"): while the fake holds the top-up at a gate, the
+// record is there and pending; released, it is success. No clock decides anything: the
+// carrier timeout and failAfter only bound a broken run.
 func TestPendingIsCommittedBeforeTheCarrierCall(t *testing.T) {
+	const failAfter = 30 * time.Second
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		e := newEnvTimeout(t, tg, Config{}, 3*time.Second)
-		e.spr.Script(carrier.FunctionTopup, carriertest.Process().After(2*time.Second))
+		e := newEnvTimeout(t, tg, Config{}, 2*failAfter)
+		gate := carriertest.NewGate()
+		e.spr.Script(carrier.FunctionTopup, carriertest.Process().Until(gate))
+		defer gate.Open() // a failed run does not leave the call held
 		done := make(chan error, 1)
 		go func() {
 			_, err := e.svc.Recharge(context.Background(), manual(operator("u1"), "593991234567"))
 			done <- err
 		}()
-		deadline := time.Now().Add(1900 * time.Millisecond)
-		for {
-			list, _, err := e.store.List(t.Context(), Filter{})
+		select {
+		case <-gate.Reached():
+		case err := <-done:
+			t.Fatalf("Recharge ended (%v) without the SPR holding its call", err)
+		case <-time.After(failAfter):
+			t.Fatal("the top-up never reached the SPR")
+		}
+		// The SPR has the call and has not answered: the record must already be committed.
+		list, total, err := e.store.List(t.Context(), Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 || total != 1 {
+			t.Fatalf("%d records (total %d) while the SPR works, want the one pending record", len(list), total)
+		}
+		rec := list[0]
+		if rec.Status != StatusPending || rec.CarrierIDRecarga != "" {
+			t.Fatalf("record while the SPR works: status %s, id_recarga %q; want pending, none", rec.Status, rec.CarrierIDRecarga)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Recharge ended (%v) before the SPR answered", err)
+		default:
+		}
+		gate.Open()
+		select {
+		case err := <-done:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list) == 1 {
-				if list[0].Status != StatusPending {
-					t.Fatalf("status while the SPR works = %s, want pending", list[0].Status)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no pending record visible while the SPR was working")
-			}
-			time.Sleep(10 * time.Millisecond)
+		case <-time.After(failAfter):
+			t.Fatal("Recharge did not end after the SPR answered")
 		}
-		if err := <-done; err != nil {
+		got, err := e.store.Get(t.Context(), rec.ID)
+		if err != nil {
 			t.Fatal(err)
+		}
+		entry, _ := e.spr.Entry(rec.ExternalTransactionID)
+		if got.Status != StatusSuccess || entry.Status != carrier.StatusSuccess || got.CarrierIDRecarga != entry.IDRecarga {
+			t.Fatalf("after the answer: record %s (id_recarga %q), ledger %+v; want success with the SPR's ID_RECARGA", got.Status, got.CarrierIDRecarga, entry)
 		}
 	})
 }

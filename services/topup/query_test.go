@@ -51,36 +51,66 @@ func TestQueryRecharge(t *testing.T) {
 		})
 
 		t.Run("in flight: pending -> success", func(t *testing.T) {
-			// The late-success subscriber commits at once and holds the answer: while the
-			// request waits, its record is pending and the carrier already has it. A stack of
-			// its own with a 3 s carrier timeout gives a loaded machine time to see that window.
-			s := newStack(t, tg, map[string]string{"CARRIER_TIMEOUT": "3"})
+			// The top-up is committed at the SPR at once and its answer held at a gate: while
+			// the request waits, its record is pending and the carrier already has it. No
+			// clock decides anything: the stack's carrier timeout is far beyond failAfter,
+			// which only bounds a broken run.
+			const failAfter = 30 * time.Second
+			s := newStack(t, tg, map[string]string{"CARRIER_TIMEOUT": "120"})
+			gate := carriertest.NewGate()
+			s.spr.Script(carrier.FunctionTopup, carriertest.LateSuccess().Until(gate))
+			defer gate.Open() // a failed run does not leave the call held
 			done := make(chan answer, 1)
 			go func() {
-				done <- s.do("POST", rechargePath, rechargeBodyFor(carriertest.SubscriberLateSuccess), op.recharge(t))
+				done <- s.do("POST", rechargePath, rechargeBodyFor("593991112225"), op.recharge(t))
 			}()
-			var pending map[string]any
-			for deadline := time.Now().Add(2500 * time.Millisecond); pending == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				l := s.do("GET", "/api/v1/recargas/transactions?status=pending", nil, viewer)
-				if rows, _ := l.body["data"].([]any); len(rows) == 1 {
-					pending = rows[0].(map[string]any)
-				}
+			select {
+			case <-gate.Reached():
+			case a := <-done:
+				t.Fatalf("the request ended (%d %s) without the carrier holding its top-up", a.status, a.raw)
+			case <-time.After(failAfter):
+				t.Fatal("the top-up never reached the carrier")
 			}
-			if pending == nil {
-				t.Fatal("no pending record while the carrier held the answer")
+			// The carrier has committed the top-up and holds the answer: the record must be
+			// there, pending, and the only pending one.
+			l := s.do("GET", "/api/v1/recargas/transactions?status=pending", nil, viewer).expect(t, http.StatusOK)
+			rows, _ := l.body["data"].([]any)
+			if len(rows) != 1 {
+				t.Fatalf("pending records while the carrier held the answer: %s", l.raw)
+			}
+			pending := rows[0].(map[string]any)
+			if pending["status"] != "pending" || pending["subscriber_id"] != "593991112225" {
+				t.Fatalf("pending record %v", pending)
 			}
 			q := s.do("POST", queryPath, map[string]any{"external_transaction_id": pending["external_transaction_id"], "offer_id": "31"}, viewer).expect(t, http.StatusOK)
-			if tx := q.obj("transaction"); tx["previous_status"] != "pending" || tx["status"] != "success" {
+			if tx := q.obj("transaction"); q.body["success"] != true || q.str("status") != "SUCCESS" ||
+				tx["previous_status"] != "pending" || tx["status"] != "success" || tx["changed"] != true {
 				t.Fatalf("answer %s", q.raw)
 			}
-			// The held call then times out; the record stays success (never downgraded) and
-			// the caller is told so.
-			a := <-done
+			select {
+			case a := <-done:
+				t.Fatalf("the request ended (%d %s) before the carrier let its answer go", a.status, a.raw)
+			default:
+			}
+			// The held call then fails (the gate drops the connection, unavailable like a
+			// timeout): the record stays success (success is final) and the caller is told so.
+			gate.Open()
+			var a answer
+			select {
+			case a = <-done:
+			case <-time.After(failAfter):
+				t.Fatal("the request did not end after the carrier dropped the call")
+			}
 			if a.status != http.StatusCreated || a.str("status") != "success" {
 				t.Fatalf("in-flight request answered %d %s", a.status, a.raw)
 			}
-			if rec := s.transaction(t, pending["transaction_id"].(string)); rec["status"] != "success" || rec["retry_count"] != float64(0) {
+			rec := s.transaction(t, pending["transaction_id"].(string))
+			if rec["status"] != "success" || rec["retry_count"] != float64(0) || rec["carrier_id_recarga"] == nil {
 				t.Fatalf("record %v", rec)
+			}
+			// Both exchanges are audited: the query and the top-up whose connection dropped.
+			if calls, _ := rec["carrier_calls"].([]any); len(calls) != 2 {
+				t.Fatalf("carrier calls %v", rec["carrier_calls"])
 			}
 		})
 
