@@ -192,18 +192,25 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 // The ERP sends its headers in time, then stalls in the middle of the body.
-func TestTimeoutWhileReadingTheBody(t *testing.T) {
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// stallingAnswer is an ERP that sends the headers and the start of an answer, then holds the
+// rest until the caller gives up or release closes.
+func stallingAnswer(release <-chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"error_api":false,"encon`))
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-		case <-done:
+		case <-release:
 		}
-	}))
+	}
+}
+
+func TestTimeoutWhileReadingTheBody(t *testing.T) {
+	done := make(chan struct{})
+	srv := httptest.NewServer(stallingAnswer(done))
 	t.Cleanup(func() { close(done); srv.Close() })
 	c, err := erp.New(erp.Config{BaseURL: srv.URL, Timeout: testTimeout})
 	if err != nil {
@@ -429,17 +436,7 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 	// request first, so that the server notices when the client hangs up.
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	stallBody := func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(`{"error_api":false,"encon`))
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}
+	stallBody := stallingAnswer(release)
 	cases := []struct {
 		name    string
 		timeout time.Duration                             // Config.Timeout
