@@ -94,12 +94,8 @@
 //   - One River client type, river.Client[*sql.Tx], for both engines: riverdatabasesql and
 //     riversqlite both work on *sql.Tx, and bun.Tx carries the *sql.Tx, so InsertTx joins the
 //     caller's transaction with no driver-specific code in callers.
-//   - SQLite: River's driver documentation suggests SetMaxOpenConns(1) to avoid SQLITE_BUSY.
-//     It is not needed here and not done (the pool belongs to storage): storage opens SQLite
-//     with WAL, busy_timeout(10000) and _txlock=immediate, so each of River's transactions
-//     takes the write lock at BEGIN and waits for it instead of failing. No SQLITE_BUSY was
-//     seen with River's producer, completer, elector and 30 concurrent application
-//     transactions on one pool, nor with a second pool (a worker "process") on the same file.
+//   - SQLite: storage.Open keeps one connection per SQLite pool, as River's driver
+//     documentation suggests; each transaction takes the write lock at BEGIN (_txlock=immediate).
 //     River shares the *sql.DB with bun; there is no separate pool.
 //   - Migrations: River's migrator reads the applied versions outside the transaction of each
 //     version, so two instances starting together could both apply version 1. On PostgreSQL

@@ -15,13 +15,18 @@
 // stays in Go with shopspring/decimal) and compares timestamps as text, so callers always bind
 // time.Time values in UTC and never compare against SQL expressions such as now().
 //
+// Open owns the pool: PostgreSQL keeps up to 20 connections; SQLite exactly one, since SQLite has
+// one writer at a time and queueing in Go avoids the busy handler's sleeps. A store therefore
+// does all the work of a transaction on the transaction, never on the pool while it holds one.
+//
 // Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
 // bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL
 // database. DDL is written once with the tokens of [DDL] ($ID, $JSON, $TIMESTAMP, $DECIMAL)
 // which expand to the right type on each engine.
 //
 // [IsUniqueViolation] recognises a unique-constraint violation on both engines (PostgreSQL
-// SQLSTATE 23505, SQLite extended codes 2067 and 1555).
+// SQLSTATE 23505, SQLite extended codes 2067 and 1555); a store tells which constraint was
+// violated with [Unique.Violated] (PostgreSQL's constraint name, SQLite's column list).
 //
 // Package storagetest runs one test body against SQLite and, when TEST_DATABASE_URL is set,
 // PostgreSQL (each test in a schema of its own); REQUIRE_POSTGRES=1 turns a missing

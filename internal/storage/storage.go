@@ -57,6 +57,12 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: open sqlite: %w", err)
 		}
+		// SQLite has one writer at a time: with several pooled connections, waiting writers
+		// sleep in SQLite's busy handler (up to 100 ms a round), which made the p99 of
+		// concurrent writes near a second. One connection queues them in Go instead, as
+		// River's SQLite driver recommends. Code that holds a transaction must not use the
+		// pool meanwhile (it would wait forever): stores do all of a transaction's work on it.
+		sqldb.SetMaxOpenConns(1)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -198,12 +198,22 @@ func TestIsUniqueViolation(t *testing.T) {
 		if !storage.IsUniqueViolation(err) {
 			t.Fatalf("IsUniqueViolation(%v) = false", err)
 		}
+		// PostgreSQL names the inline UNIQUE items_code_key; SQLite names only its column.
+		code := storage.Unique{Name: "items_code_key", Table: "items", Columns: []string{"code"}}
+		if !code.Violated(err) {
+			t.Fatalf("%+v.Violated(%v) = false", code, err)
+		}
+		other := storage.Unique{Name: "items_other_key", Table: "items", Columns: []string{"other"}}
+		if other.Violated(err) {
+			t.Fatalf("%+v.Violated(%v) = true for another constraint", other, err)
+		}
 		_, err = tg.DB.ExecContext(t.Context(), "INSERT INTO items (code) VALUES (NULL)")
 		if err == nil || storage.IsUniqueViolation(err) {
 			t.Fatalf("NOT NULL violation %v must not count as unique violation", err)
 		}
 	})
-	if storage.IsUniqueViolation(errors.New("duplicate key")) || storage.IsUniqueViolation(nil) {
+	if storage.IsUniqueViolation(errors.New("duplicate key")) || storage.IsUniqueViolation(nil) ||
+		(storage.Unique{Name: "k", Table: "t", Columns: []string{"c"}}).Violated(errors.New("UNIQUE constraint failed: t.c")) {
 		t.Fatal("plain errors are not unique violations")
 	}
 }

@@ -16,9 +16,6 @@
 // runs in development mode: SQLite at ./data/topup.db and the carrier in mock mode (the
 // in-process carriertest fake with its magic subscribers), which it says in the log at start.
 //
-// On SQLite an instance keeps one database connection: SQLite has one writer at a time, and
-// queueing in Go avoids the busy handler's sleeps (see BenchmarkWebhookTopup).
-//
 // # Routes and authentication
 //
 //	POST /recharge                  Bearer + create_recargas + X-Action-Token

@@ -76,14 +76,6 @@ func newServer(ctx context.Context, o options) (_ *server, err error) {
 			_ = db.Close()
 		}
 	}()
-	if !storage.IsPostgres(db) {
-		// SQLite runs one writer at a time; with several pooled connections, waiting writers
-		// sleep in SQLite's busy handler (up to 100 ms a round), which is what made the p99 of
-		// concurrent webhooks near a second. One connection queues them in Go instead, as
-		// River's SQLite driver recommends. No code path uses the pool while holding a
-		// transaction (that would wait forever here).
-		db.SetMaxOpenConns(1)
-	}
 	if err := migrate(ctx, db); err != nil {
 		return nil, err
 	}
