@@ -10,23 +10,19 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/internal/validation"
 )
 
-var (
-	validate = newValidator()
-	// messagesMu guards customMessages; RegisterValidation is meant for start-up, but a test that
-	// registers while another validates must not race.
-	messagesMu     sync.RWMutex
-	customMessages = map[string]string{}
-)
+// validate is built once with the tags of this package and never changed: rules of values are
+// the domain packages', so there is nothing for a service to register.
+var validate = newValidator()
 
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
@@ -47,25 +43,7 @@ func newValidator() *validator.Validate {
 	}
 	must(v.RegisterValidation("numeric_string", validateNumericString))
 	must(v.RegisterValidation("date_ymd", validateDateYMD))
-	must(v.RegisterValidation("positive", validatePositive))
-	must(v.RegisterValidation("nonnegative", validateNonNegative))
-	must(v.RegisterValidation("max_decimals", validateMaxDecimals))
-	must(v.RegisterValidation("max_integer_digits", validateMaxIntegerDigits))
 	return v
-}
-
-// RegisterValidation adds a validation tag for Bind and Validate; message completes
-// "<field> ..." in the errors list (e.g. "must be a mobile number 593 then 8 or 9 and 8 digits").
-// Call it at start-up, before serving requests: the validator is not safe for concurrent
-// registration and use.
-func RegisterValidation(tag string, fn validator.Func, message string) error {
-	if err := validate.RegisterValidation(tag, fn); err != nil {
-		return err
-	}
-	messagesMu.Lock()
-	customMessages[tag] = message
-	messagesMu.Unlock()
-	return nil
 }
 
 // Bind decodes the JSON request body into dst (a pointer to a struct) and validates it with the
@@ -77,13 +55,25 @@ func RegisterValidation(tag string, fn validator.Func, message string) error {
 // naming the field by its full JSON path (e.g. "items[0].cantidad is required",
 // "extra_fields.x must be ..."). Unknown fields are ignored.
 func Bind(c *fiber.Ctx, dst any) error {
+	problems, err := Decode(c, dst)
+	if err != nil {
+		return err
+	}
+	return Invalid(problems, nil)
+}
+
+// Decode is Bind for a handler whose domain validates the input: a body that cannot be read at
+// all is a 400 *Error; otherwise it returns the problems of the members (a wrong JSON type, a
+// failed `validate` tag: presence and syntax), for [Invalid] to answer together with the
+// domain's.
+func Decode(c *fiber.Ctx, dst any) ([]validation.Problem, error) {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
-		return ValidationError("request body is required")
+		return nil, ValidationError("request body is required")
 	}
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		// encoding/json leaves dst untouched for null: it would read as an empty object.
-		return ValidationError("request body must be a JSON object")
+		return nil, ValidationError("request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
@@ -93,19 +83,41 @@ func Bind(c *fiber.Ctx, dst any) error {
 			// keys; name every one of them by its JSON path, then the rules the other members
 			// break (the decoder filled those in).
 			if typed := typeProblems(body, dst); len(typed) > 0 {
-				problems := texts(typed)
-				return ValidationError(append(problems, ruleProblems(dst, typed)...)...)
+				return append(typed, ruleProblems(dst, typed)...), nil
 			}
 		}
-		return ValidationError(decodeProblem(err))
+		return nil, ValidationError(decodeProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return ValidationError("request body must contain a single JSON value")
+		return nil, ValidationError("request body must contain a single JSON value")
 	}
 	if hasNULEscape(body) {
-		return ValidationError(nulProblem)
+		return nil, ValidationError(nulProblem)
 	}
-	return Validate(dst)
+	return ruleProblems(dst, nil), nil
+}
+
+// Invalid is the 400 of a request whose members did not decode or whose input the domain
+// refused (a *validation.Error): every decoding problem first, then the domain's problems except
+// those at or below a member that already has one (a mistyped member also reads as missing). It
+// returns nil when there is no problem; a domain error of another kind is returned as it is.
+func Invalid(decoded []validation.Problem, domain error) error {
+	var ve *validation.Error
+	if domain != nil && !errors.As(domain, &ve) {
+		return domain
+	}
+	problems := decoded
+	if ve != nil {
+		for _, p := range ve.Problems {
+			if !underMistyped(p.Field, decoded) {
+				problems = append(problems, p)
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return ValidationError(texts(problems)...)
 }
 
 const nulProblem = `request body must not contain the NUL character (\u0000)`
@@ -140,24 +152,13 @@ func Validate(v any) error {
 		// InvalidValidationError: dst is not a struct, a programming error.
 		return WrapError(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError), err)
 	}
-	root := reflect.TypeOf(v)
-	problems := make([]string, 0, len(verrs))
-	for _, fe := range verrs {
-		problems = append(problems, describe(root, fe).text)
-	}
-	return ValidationError(problems...)
+	return Invalid(ruleProblems(v, nil), nil)
 }
 
-// problem is one `errors` entry and the JSON path of the member it names ("" for the body).
-type problem struct {
-	path string
-	text string
-}
-
-func texts(ps []problem) []string {
+func texts(ps []validation.Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.text
+		out[i] = p.String()
 	}
 	return out
 }
@@ -165,16 +166,16 @@ func texts(ps []problem) []string {
 // ruleProblems are the failed `validate` rules of dst, except those at or below a member that
 // holds a mistyped value (the decoder left it zero, so it would also read as "is required"). The
 // rules of every other member, siblings in the same array included, are reported.
-func ruleProblems(dst any, typed []problem) []string {
+func ruleProblems(dst any, typed []validation.Problem) []validation.Problem {
 	var verrs validator.ValidationErrors
 	if !errors.As(validate.Struct(dst), &verrs) {
 		return nil
 	}
 	root := reflect.TypeOf(dst)
-	var out []string
+	var out []validation.Problem
 	for _, fe := range verrs {
-		if p := describe(root, fe); !underMistyped(p.path, typed) {
-			out = append(out, p.text)
+		if p := describe(root, fe); !underMistyped(p.Field, typed) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -182,12 +183,12 @@ func ruleProblems(dst any, typed []problem) []string {
 
 // underMistyped reports whether the JSON path is one of the mistyped paths or lies below one
 // ("items[0].precio" is below "items[0]" and "items", not below "items[1]").
-func underMistyped(path string, typed []problem) bool {
+func underMistyped(path string, typed []validation.Problem) bool {
 	for _, t := range typed {
-		if path == t.path {
+		if path == t.Field {
 			return true
 		}
-		if rest, ok := strings.CutPrefix(path, t.path); ok && t.path != "" && (rest[0] == '.' || rest[0] == '[') {
+		if rest, ok := strings.CutPrefix(path, t.Field); ok && t.Field != "" && (rest[0] == '.' || rest[0] == '[') {
 			return true
 		}
 	}
@@ -217,7 +218,7 @@ func decodeProblem(err error) string {
 // per value that does not fit, named by its JSON path (items[1].cantidad, extra_fields.valor_1),
 // in field order (map keys sorted). It returns nil when dst is not a pointer to a struct or body
 // is not an object.
-func typeProblems(body []byte, dst any) []problem {
+func typeProblems(body []byte, dst any) []validation.Problem {
 	t := reflect.TypeOf(dst)
 	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return nil
@@ -232,11 +233,11 @@ func typeProblems(body []byte, dst any) []problem {
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 // typeProblemsAt appends the problems of decoding raw into a value of type t at path.
-func typeProblemsAt(problems []problem, path string, t reflect.Type, raw json.RawMessage) []problem {
+func typeProblemsAt(problems []validation.Problem, path string, t reflect.Type, raw json.RawMessage) []validation.Problem {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return problems // null fits every type
 	}
-	leaf := func() []problem {
+	leaf := func() []validation.Problem {
 		return appendTypeProblem(problems, path, json.Unmarshal(raw, reflect.New(t).Interface()))
 	}
 	for {
@@ -371,18 +372,18 @@ func jsonFields(t reflect.Type) []jsonField {
 }
 
 // appendTypeProblem adds the problem of decoding the value at path (nil err: none).
-func appendTypeProblem(problems []problem, path string, err error) []problem {
+func appendTypeProblem(problems []validation.Problem, path string, err error) []validation.Problem {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return problems
 	case errors.As(err, &typ) && typ.Field != "":
 		p := joinPath(path, typ.Field)
-		return append(problems, problem{p, p + " must be " + article(jsonKind(typ.Type))})
+		return append(problems, validation.Problem{Field: p, Message: "must be " + article(jsonKind(typ.Type))})
 	case errors.As(err, &typ):
-		return append(problems, problem{path, path + " must be " + article(jsonKind(typ.Type))})
+		return append(problems, validation.Problem{Field: path, Message: "must be " + article(jsonKind(typ.Type))})
 	}
-	return append(problems, problem{path, path + " has an invalid value"})
+	return append(problems, validation.Problem{Field: path, Message: "has an invalid value"})
 }
 
 func jsonKind(t reflect.Type) string {
@@ -511,9 +512,9 @@ func validatorField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-func describe(root reflect.Type, fe validator.FieldError) problem {
+func describe(root reflect.Type, fe validator.FieldError) validation.Problem {
 	f := fieldPath(root, fe)
-	return problem{f, describeText(f, fe)}
+	return validation.Problem{Field: f, Message: strings.TrimPrefix(describeText(f, fe), f+" ")}
 }
 
 func describeText(f string, fe validator.FieldError) string {
@@ -560,20 +561,6 @@ func describeText(f string, fe validator.FieldError) string {
 		return f + " must be a numeric string"
 	case "date_ymd":
 		return f + " must be a date in yyyy-mm-dd format"
-	case "positive":
-		return f + " must be greater than zero"
-	case "nonnegative":
-		return f + " must not be negative"
-	case "max_decimals":
-		return f + " must have at most " + p + " decimal places"
-	case "max_integer_digits":
-		return f + " must have at most " + p + " digits before the decimal point"
-	}
-	messagesMu.RLock()
-	msg, ok := customMessages[fe.Tag()]
-	messagesMu.RUnlock()
-	if ok {
-		return f + " " + msg
 	}
 	return fmt.Sprintf("%s is invalid (%s)", f, fe.Tag())
 }
@@ -589,7 +576,7 @@ func sizeText(bound, n string, k reflect.Kind) string {
 	}
 }
 
-// decimalText is the text of a numeric_string/positive/max_decimals field: a string (the
+// decimalText is the text of a numeric_string field: a string (the
 // validator dereferences pointers) or a decimal. ok is false for any other type.
 func decimalText(fl validator.FieldLevel) (string, bool) {
 	switch v := fl.Field().Interface().(type) {
@@ -606,84 +593,9 @@ func decimalText(fl validator.FieldLevel) (string, bool) {
 	return "", false
 }
 
-// isNumericString accepts plain decimal text: an optional minus, digits, and optionally a point
-// followed by digits. No exponent, no plus, no spaces, no thousands separators, no leading or
-// trailing point: what decimal(18,2) columns and SOAP decimals accept as is.
-func isNumericString(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasPoint := strings.Cut(s, ".")
-	if !allDigits(intPart) {
-		return false
-	}
-	return !hasPoint || allDigits(frac)
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func validateNumericString(fl validator.FieldLevel) bool {
 	s, ok := decimalText(fl)
-	return ok && isNumericString(s)
-}
-
-// validatePositive: the value is numeric text (or a decimal) greater than zero. Combine with
-// omitempty for optional fields.
-func validatePositive(fl validator.FieldLevel) bool {
-	s, ok := decimalText(fl)
-	if !ok || !isNumericString(s) {
-		return false
-	}
-	d, err := decimal.NewFromString(s)
-	return err == nil && d.IsPositive()
-}
-
-// validateNonNegative: the value is numeric text (or a decimal) of zero or more. Combine with
-// omitempty for optional fields.
-func validateNonNegative(fl validator.FieldLevel) bool {
-	s, ok := decimalText(fl)
-	if !ok || !isNumericString(s) {
-		return false
-	}
-	d, err := decimal.NewFromString(s)
-	return err == nil && !d.IsNegative()
-}
-
-// validateMaxDecimals: at most N digits after the point (max_decimals=2 for money).
-func validateMaxDecimals(fl validator.FieldLevel) bool {
-	s, ok := decimalText(fl)
-	if !ok || !isNumericString(s) {
-		return false
-	}
-	n, err := strconv.Atoi(fl.Param())
-	if err != nil {
-		return false
-	}
-	_, frac, _ := strings.Cut(s, ".")
-	return len(frac) <= n
-}
-
-// validateMaxIntegerDigits: at most N digits before the point, leading zeros aside
-// (max_integer_digits=16 for a DECIMAL(18,2) column).
-func validateMaxIntegerDigits(fl validator.FieldLevel) bool {
-	s, ok := decimalText(fl)
-	if !ok || !isNumericString(s) {
-		return false
-	}
-	n, err := strconv.Atoi(fl.Param())
-	if err != nil {
-		return false
-	}
-	whole, _, _ := strings.Cut(strings.TrimLeft(s, "+-"), ".")
-	return len(strings.TrimLeft(whole, "0")) <= n
+	return ok && validation.PlainDecimal(s)
 }
 
 // validateDateYMD: a real calendar date written yyyy-mm-dd (2024-02-30 fails).

@@ -7,11 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
@@ -83,32 +81,6 @@ func TestDateYMD(t *testing.T) {
 	}
 }
 
-func TestPositiveAndMaxDecimals(t *testing.T) {
-	type body struct {
-		Monto string          `json:"monto" validate:"positive,max_decimals=2"`
-		Valor decimal.Decimal `json:"valorPago" validate:"positive,max_decimals=2"`
-	}
-	cases := []struct {
-		name  string
-		monto string
-		valor string
-		want  []string
-	}{
-		{"both fine", "10.25", "3.5", nil},
-		{"zero and negative", "0.00", "-1", []string{"monto must be greater than zero", "valorPago must be greater than zero"}},
-		{"too many decimals", "1.005", "2.123", []string{"monto must have at most 2 decimal places", "valorPago must have at most 2 decimal places"}},
-		{"not numeric: first failed rule only", "abc", "1", []string{"monto must be greater than zero"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := problems(t, body{Monto: tc.monto, Valor: decimal.RequireFromString(tc.valor)})
-			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("problems = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestMessages(t *testing.T) {
 	type inner struct {
 		Codigo string `json:"codigo" validate:"required"`
@@ -136,27 +108,6 @@ func TestMessages(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-var subscriberPattern = regexp.MustCompile(`^593[89][0-9]{8}$`)
-
-func TestRegisterValidation(t *testing.T) {
-	err := httpx.RegisterValidation("test_subscriber", func(fl validator.FieldLevel) bool {
-		return subscriberPattern.MatchString(fl.Field().String())
-	}, "must be 593 followed by 8 or 9 and 8 digits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type body struct {
-		Sub string `json:"subscriber_id" validate:"test_subscriber"`
-	}
-	if got := problems(t, body{Sub: "593991234567"}); got != nil {
-		t.Errorf("valid subscriber refused: %v", got)
-	}
-	got := problems(t, body{Sub: "593712345678"})
-	if len(got) != 1 || got[0] != "subscriber_id must be 593 followed by 8 or 9 and 8 digits" {
-		t.Errorf("problems = %q", got)
 	}
 }
 
@@ -316,37 +267,6 @@ func TestBindNamesFullJSONPath(t *testing.T) {
 			status, m := bindPost(t, app, "application/json", tc.body)
 			if got := errorsOf(m); status != http.StatusBadRequest || strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Fatalf("status %d, errors\n  %q\nwant\n  %q", status, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestNonNegativeMoney(t *testing.T) {
-	type body struct {
-		Valor string `json:"valor_iva" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
-	}
-	cases := []struct {
-		name string
-		in   string
-		want string // "" when accepted
-	}{
-		{"zero", "0", ""},
-		{"zero with decimals", "0.00", ""},
-		{"minus zero", "-0", ""},
-		{"two decimals", "12.34", ""},
-		{"sixteen integer digits", "9999999999999999.99", ""},
-		{"leading zeros do not count", "00009999999999999999", ""},
-		{"omitted", "", ""},
-		{"negative", "-0.01", "valor_iva must not be negative"},
-		{"three decimals", "1.001", "valor_iva must have at most 2 decimal places"},
-		{"seventeen integer digits", "10000000000000000", "valor_iva must have at most 16 digits before the decimal point"},
-		{"not numeric", "1e3", "valor_iva must be a numeric string"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := problems(t, body{Valor: tc.in})
-			if strings.Join(got, "|") != tc.want {
-				t.Fatalf("problems %q, want %q", got, tc.want)
 			}
 		})
 	}

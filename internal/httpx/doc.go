@@ -38,20 +38,19 @@
 //     past the limit (a 300 KB gzip body became 300 MB), and no caller compresses requests.
 //   - [Bind] decodes and validates JSON bodies whatever their Content-Type (the specifications
 //     answer 400 for an invalid body and name no 415; a body that is not JSON, form or multipart
-//     included, is "request body is not valid JSON"); 400 for an empty body, malformed JSON, several JSON
-//     values, a wrong JSON type ("monto must be a string"), and each failed `validate` rule, one
-//     `errors` entry each, named by its full JSON path ("items[0].lineas[1].cantidad is required",
-//     "extra_fields.x"). Unknown
-//     JSON fields are ignored (clients may send more than a version reads). Every mistyped
-//     member is named with its array index ("items[1].cantidad must be an integer"), and the
-//     `validate` rules of every member not at or below a mistyped one are reported beside
-//     them (a mistyped items[0].cantidad hides nothing of items[1]; a null body is "request
-//     body must be a JSON object"). A body holding \u0000 is a 400: PostgreSQL stores
-//     NUL neither in text nor in jsonb. Only the first failed rule of a field is reported. Validations added here: numeric_string (plain decimal
-//     text: optional minus, digits, optional point and digits; no exponent, sign, spaces or
-//     separators), date_ymd (a real calendar date yyyy-mm-dd), positive (> 0), nonnegative (>= 0), max_decimals=N and
-//     max_integer_digits=N, the last three on numeric strings or decimal.Decimal. Services add their own with
-//     [RegisterValidation] at start-up.
+//     included, is "request body is not valid JSON"); 400 for an empty body, malformed JSON,
+//     several JSON values, a null body ("request body must be a JSON object"), a body holding
+//     \u0000 (PostgreSQL stores NUL neither in text nor in jsonb), a wrong JSON type ("monto must
+//     be a string") and each failed `validate` tag, one `errors` entry each, named by its full
+//     JSON path ("items[1].cantidad must be an integer", "extra_fields.x"). Every mistyped member
+//     is named; the tags of every member not at or below a mistyped one are reported beside it;
+//     only the first failed tag of a field is reported. Unknown JSON fields are ignored (clients
+//     may send more than a version reads). Tags added here describe the wire, not the values:
+//     numeric_string (plain decimal text, [validation.PlainDecimal]) and date_ymd (a real
+//     calendar date yyyy-mm-dd).
+//   - [Decode] and [Invalid] are Bind for a handler whose domain validates: the 400 lists the
+//     decoding problems, then the domain's *validation.Error problems of the members that
+//     decoded.
 //
 // # Health and metrics
 //

@@ -29,6 +29,10 @@ type Error struct {
 	Errors []string
 	// Err is the cause, logged for 5xx and never sent.
 	Err error
+	// Body, when set, is sent instead of the envelope: an error answer the specification shapes
+	// otherwise (a 409 naming the record that already exists, a rejection carrying a record's
+	// ids).
+	Body any
 }
 
 // UpstreamMessage is the envelope's message for an upstream rejection.
@@ -142,7 +146,11 @@ func errorHandler(mapper func(error) *Error, log *slog.Logger, m *httpMetrics) f
 			he = refused(he)
 		}
 		ensureRequestID(c)
-		if err := c.Status(he.Status).JSON(he.Envelope()); err != nil {
+		var body any = he.Envelope()
+		if he.Body != nil {
+			body = he.Body
+		}
+		if err := c.Status(he.Status).JSON(body); err != nil {
 			return err
 		}
 		if outside {

@@ -43,7 +43,7 @@ type item struct {
 
 type request struct {
 	CodigoEmpresa string `json:"codigo_empresa" validate:"required,max=20"`
-	Monto         string `json:"monto" validate:"required,numeric_string,positive,max_decimals=2"`
+	Monto         string `json:"monto" validate:"required,numeric_string"`
 	Fecha         string `json:"fecha_factura" validate:"omitempty,date_ymd"`
 	Email         string `json:"email" validate:"omitempty,email"`
 	Plazo         int    `json:"plazo" validate:"omitempty,min=1"`

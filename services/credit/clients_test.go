@@ -15,7 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
 	"github.com/platform/integrations/internal/storage/storagetest"
@@ -674,9 +674,9 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 func TestClientsListPaginationAndSearch(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		env := newTestEnv(t, tg)
-		store := credit.NewClientStore(tg.DB)
+		store := clients.NewStore(tg.DB)
 		for i := 1; i <= 45; i++ {
-			c := &credit.Client{CodigoEmpresa: "000598", Identificacion: fmt.Sprintf("11%08d", i), NombreCliente: fmt.Sprintf("Cliente %02d", i), SourceSystem: "dashboard"}
+			c := &clients.Client{CodigoEmpresa: "000598", Identificacion: fmt.Sprintf("11%08d", i), NombreCliente: fmt.Sprintf("Cliente %02d", i), SourceSystem: "dashboard"}
 			if i == 7 {
 				c.NombreCliente = "María Ñusta"
 			}
@@ -878,7 +878,7 @@ func TestExtraListasAndBooleanosStored(t *testing.T) {
 				created := env.createClient(body)
 				id := created["id"].(string)
 				var stored struct {
-					Extra credit.ExtraFields `bun:"extra_fields"`
+					Extra clients.ExtraFields `bun:"extra_fields"`
 				}
 				if err := env.target.DB.NewSelect().Table("clients").Column("extra_fields").Where("id = ?", id).Scan(t.Context(), &stored.Extra); err != nil {
 					t.Fatal(err)

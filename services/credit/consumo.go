@@ -4,149 +4,45 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"time"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/creditsystem"
-	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/httpx"
 )
 
-// Consumption module (credit-service.md, "Consumption module"): seven POST endpoints under
-// /api/v1/credigestion/consumo, Bearer JWT only. The handlers decode and validate, call
-// credit.Consumos and encode; the state machine, the in-flight claims and the audit live in
-// the credit package. Decisions where the specification is silent:
-//
-//   - Every endpoint answers 200 on success.
-//   - cupo answers the flat fields the specification lists: cliente, numero_tarjeta,
-//     fecha_activacion, fecha_ultima_compra, fecha_ultimo_pago, then cCodigoTipoCupo,
-//     cDescripcionTipoCupo, nCupoDisponible, nCupoAsignado, nCupoUtilizado of the first credit
-//     line the creditsystem lists and cCodigoTipoOperacion, cDescripcionTipoOperacion,
-//     nCupoDisponibleOpe of that line's first operation type (each null when there is no
-//     such line or operation type). Beside them, cupos: [{cCodigoTipoCupo, ...,
-//     operaciones: [{cCodigoTipoOperacion, ...}]}] carries every credit line with every
-//     operation type (null when the creditsystem lists none).
-//   - An optional field of financiacion (codigo_tipo_operacion, items) or of an item
-//     (codigo_articulo, codigo_tipo_articulo, caracteristicas) that is absent, null, empty or
-//     blank is left out of the SOAP request (neither sent empty nor as xsi:nil).
-//   - financiacion wraps its options in "alternativas"; cuota_garantia_extendida and
-//     cuota_entrada_minima are always present, null on the options without them.
-//   - confirmar answers tabla_amortizacion and cupos_afectados as arrays of objects, plus
-//     estado.
-//   - Money is a JSON number with two decimals; dates are "yyyy-mm-dd"; an upstream member
-//     that is nil, empty or absent (a list included) is null (translation rule 5).
-//   - autorizacion also answers estado and imagen_qr, and accepts an optional otp (max 10):
-//     when empty the configured CREDITSYSTEM_OTP_BYPASS is sent as cCodigoOtp (rule 2). That
-//     otp is not the one /otp registers and is not stored.
-//   - fecha_factura is from 1900-01-01 on (see fechaFacturaMinima).
-//   - plazo and items[].cantidad are at most 2147483647: both are xs:int on the wire and plazo
-//     is an INTEGER column, so a larger value would be granted upstream and then fail to store.
-//   - Every monetary input is a numeric string (plain decimal text) with at most two decimals
-//     and at most 16 digits before the point (what a DECIMAL(18,2) column and the SOAP
-//     decimals hold). The amounts of the operation (financiacion and autorizacion monto,
-//     confirmar monto_facturado) must be greater than zero; cuota_inicial, valor_iva,
-//     valor_comision and items[].precio must not be negative (zero is allowed: no down
-//     payment, no VAT, a free item). A violation is a 400 naming the field; nothing is sent
-//     upstream or stored.
-//   - A request on an authorization that another request holds (its creditsystem call is in
-//     flight) is 409; so is every request on an authorization whose last money-moving call
-//     timed out (outcome unknown) until an operator reconciles it. A state that does not allow
-//     the operation is 400, naming the authorization and its state.
-
-func init() {
-	if err := httpx.RegisterValidation("caracteristicas", validateCaracteristicas,
-		"must be pairs <code>:<value> joined by -"); err != nil {
-		panic(err)
-	}
-	if err := httpx.RegisterValidation("fecha_factura", validateFechaFactura,
-		"must be a date from "+fechaFacturaMinima+" on"); err != nil {
-		panic(err)
-	}
-}
-
-// fechaFacturaMinima is the earliest invoice date accepted. Year 0000 exists neither in
-// PostgreSQL nor upstream, and 0001-01-01 is the zero date the record stores as NULL: either
-// was confirmed by the creditsystem and then failed to store.
-const fechaFacturaMinima = "1900-01-01"
-
-func validateFechaFactura(fl validator.FieldLevel) bool {
-	s, ok := fl.Field().Interface().(string)
-	if !ok {
-		return false
-	}
-	t, err := time.Parse(time.DateOnly, s)
-	minima, _ := time.Parse(time.DateOnly, fechaFacturaMinima)
-	return err == nil && !t.Before(minima)
-}
-
-// validateCaracteristicas: "<code>:<value>" pairs joined by "-", each with one colon and a
-// non-blank code and value, so pairs joined by another separator ("A:1,B:2", "A:1;B:2") or a
-// pair without its value ("A:") are refused rather than sent upstream as one odd pair.
-func validateCaracteristicas(fl validator.FieldLevel) bool {
-	s, ok := fl.Field().Interface().(string)
-	if !ok {
-		return false
-	}
-	for pair := range strings.SplitSeq(s, "-") {
-		code, value, found := strings.Cut(pair, ":")
-		if !found || strings.TrimSpace(code) == "" || strings.TrimSpace(value) == "" || strings.Contains(value, ":") {
-			return false
-		}
-	}
-	return true
-}
-
-// registerConsumoRoutes mounts the consumption module under api (/api/v1/credigestion).
-func registerConsumoRoutes(api fiber.Router, s *server) {
-	consumos, err := credit.NewConsumos(s.db, s.cs, credit.WithConsumosLogger(s.log))
-	if err != nil {
-		panic(err) // nil database or creditsystem client: a wiring mistake
-	}
-	h := &consumoHandlers{consumos: consumos}
-	bearer := auth.Require(s.authn, auth.Bearer)
-	g := api.Group("/consumo")
-	g.Post("/cupo", bearer, h.cupo)
-	g.Post("/financiacion", bearer, h.financiacion)
-	g.Post("/autorizacion", bearer, h.autorizacion)
-	g.Post("/otp", bearer, h.otp)
-	g.Post("/confirmar", bearer, h.confirmar)
-	g.Post("/reverso", bearer, h.reverso)
-	g.Post("/reverso-consumo", bearer, h.reversoConsumo)
-}
-
+// consumoHandlers serve the consumption module (credit-service.md, "Consumption module"). A
+// request struct carries the wire shape: JSON types, required members and the syntax of
+// numeric strings and dates; every rule of the values is the domain's (consumption's inputs).
 type consumoHandlers struct {
-	consumos *credit.Consumos
+	svc *consumption.Service
 }
 
 // ctx carries the request id to the audit of upstream attempts.
 func consumoCtx(c *fiber.Ctx) context.Context {
-	return credit.WithRequestID(c.UserContext(), httpx.RequestID(c))
+	return consumption.WithRequestID(c.UserContext(), httpx.RequestID(c))
 }
-
-// Requests. Validation follows the endpoint tables; each failed rule is one `errors` entry.
 
 type articuloRequest struct {
 	CodigoArticulo     string `json:"codigo_articulo"`
-	TextoArticulo      string `json:"texto_articulo" validate:"required,notblank"`
-	Cantidad           *int   `json:"cantidad" validate:"required,min=1,max=2147483647"`
-	Precio             string `json:"precio" validate:"required,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
+	TextoArticulo      string `json:"texto_articulo"`
+	Cantidad           *int   `json:"cantidad" validate:"required"`
+	Precio             string `json:"precio" validate:"required,numeric_string"`
 	CodigoTipoArticulo string `json:"codigo_tipo_articulo"`
-	Caracteristicas    string `json:"caracteristicas" validate:"omitempty,caracteristicas"`
+	Caracteristicas    string `json:"caracteristicas"`
 }
 
-func articulos(items []articuloRequest) []creditsystem.Articulo {
+func articulos(items []articuloRequest) []consumption.Articulo {
 	if len(items) == 0 {
 		return nil
 	}
-	out := make([]creditsystem.Articulo, len(items))
+	out := make([]consumption.Articulo, len(items))
 	for i, it := range items {
-		out[i] = creditsystem.Articulo{
-			CodigoArticulo: optional(it.CodigoArticulo), TextoArticulo: it.TextoArticulo, Cantidad: *it.Cantidad,
-			Precio: mustDecimal(it.Precio), CodigoTipoArticulo: optional(it.CodigoTipoArticulo), Caracteristicas: optional(it.Caracteristicas),
+		out[i] = consumption.Articulo{
+			CodigoArticulo: optional(it.CodigoArticulo), TextoArticulo: it.TextoArticulo, Cantidad: deref(it.Cantidad),
+			Precio: amount(it.Precio), CodigoTipoArticulo: optional(it.CodigoTipoArticulo), Caracteristicas: optional(it.Caracteristicas),
 		}
 	}
 	return out
@@ -161,74 +57,95 @@ func optional(s string) string {
 	return s
 }
 
-// mustDecimal parses text the numeric_string rule already accepted.
-func mustDecimal(s string) decimal.Decimal {
-	return decimal.RequireFromString(s)
+func deref(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
-func optionalDecimal(s string) *decimal.Decimal {
+// amount is a numeric string as a decimal; zero when it is not one (its decoding problem is
+// reported instead).
+func amount(s string) decimal.Decimal {
+	d, _ := decimal.NewFromString(s)
+	return d
+}
+
+func optionalAmount(s string) *decimal.Decimal {
 	if s == "" {
 		return nil
 	}
-	d := mustDecimal(s)
+	d := amount(s)
 	return &d
 }
 
 type cupoRequest struct {
-	CodigoEmpresa  string `json:"codigo_empresa" validate:"required,notblank,max=20"`
-	Identificacion string `json:"identificacion" validate:"required,notblank,max=50"`
-	NumeroTarjeta  string `json:"numero_tarjeta" validate:"omitempty,max=20"`
+	CodigoEmpresa  string `json:"codigo_empresa"`
+	Identificacion string `json:"identificacion"`
+	NumeroTarjeta  string `json:"numero_tarjeta"`
 }
 
 type financiacionRequest struct {
-	CodigoEmpresa       string            `json:"codigo_empresa" validate:"required,notblank,max=20"`
-	NumeroTarjeta       string            `json:"numero_tarjeta" validate:"required,notblank,max=20"`
-	CodigoProducto      string            `json:"codigo_producto" validate:"required,notblank,max=3"`
-	CodigoTipoCupo      string            `json:"codigo_tipo_cupo" validate:"required,notblank,max=3"`
-	CodigoTipoOperacion string            `json:"codigo_tipo_operacion" validate:"omitempty,max=3"`
-	Monto               string            `json:"monto" validate:"required,numeric_string,positive,max_decimals=2,max_integer_digits=16"`
+	CodigoEmpresa       string            `json:"codigo_empresa"`
+	NumeroTarjeta       string            `json:"numero_tarjeta"`
+	CodigoProducto      string            `json:"codigo_producto"`
+	CodigoTipoCupo      string            `json:"codigo_tipo_cupo"`
+	CodigoTipoOperacion string            `json:"codigo_tipo_operacion"`
+	Monto               string            `json:"monto" validate:"required,numeric_string"`
 	Items               []articuloRequest `json:"items" validate:"omitempty,dive"`
 }
 
 type autorizacionRequest struct {
-	CodigoEmpresa       string            `json:"codigo_empresa" validate:"required,notblank,max=20"`
-	Identificacion      string            `json:"identificacion" validate:"required,notblank,max=50"`
-	NumeroTarjeta       string            `json:"numero_tarjeta" validate:"required,notblank,max=20"`
-	CodigoProducto      string            `json:"codigo_producto" validate:"required,notblank,max=3"`
-	Plazo               *int              `json:"plazo" validate:"required,min=1,max=2147483647"`
-	Monto               string            `json:"monto" validate:"required,numeric_string,positive,max_decimals=2,max_integer_digits=16"`
-	PuntoVenta          string            `json:"punto_venta" validate:"required,notblank,max=50"`
-	CodigoTipoCupo      string            `json:"codigo_tipo_cupo" validate:"omitempty,max=3"`
-	CodigoTipoOperacion string            `json:"codigo_tipo_operacion" validate:"omitempty,max=3"`
-	CuotaInicial        string            `json:"cuota_inicial" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
+	CodigoEmpresa       string            `json:"codigo_empresa"`
+	Identificacion      string            `json:"identificacion"`
+	NumeroTarjeta       string            `json:"numero_tarjeta"`
+	CodigoProducto      string            `json:"codigo_producto"`
+	Plazo               *int              `json:"plazo" validate:"required"`
+	Monto               string            `json:"monto" validate:"required,numeric_string"`
+	PuntoVenta          string            `json:"punto_venta"`
+	CodigoTipoCupo      string            `json:"codigo_tipo_cupo"`
+	CodigoTipoOperacion string            `json:"codigo_tipo_operacion"`
+	CuotaInicial        string            `json:"cuota_inicial" validate:"omitempty,numeric_string"`
 	GarantiaExtendida   bool              `json:"garantia_extendida"`
 	Items               []articuloRequest `json:"items" validate:"omitempty,dive"`
-	OTP                 string            `json:"otp" validate:"omitempty,max=10"`
+	OTP                 string            `json:"otp"`
 }
 
 type otpRequest struct {
-	AutorizacionID string `json:"autorizacion_id" validate:"required,notblank,max=50"`
-	OTP            string `json:"otp" validate:"required,notblank,max=10"`
+	AutorizacionID string `json:"autorizacion_id"`
+	OTP            string `json:"otp"`
 }
 
 type confirmarRequest struct {
-	AutorizacionID string `json:"autorizacion_id" validate:"required,notblank,max=50"`
-	NumeroFactura  string `json:"numero_factura" validate:"required,notblank,max=50"`
-	MontoFacturado string `json:"monto_facturado" validate:"required,numeric_string,positive,max_decimals=2,max_integer_digits=16"`
-	FechaFactura   string `json:"fecha_factura" validate:"required,max=10,date_ymd,fecha_factura"`
-	ValorIVA       string `json:"valor_iva" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
-	ValorComision  string `json:"valor_comision" validate:"omitempty,numeric_string,nonnegative,max_decimals=2,max_integer_digits=16"`
+	AutorizacionID string `json:"autorizacion_id"`
+	NumeroFactura  string `json:"numero_factura"`
+	MontoFacturado string `json:"monto_facturado" validate:"required,numeric_string"`
+	FechaFactura   string `json:"fecha_factura" validate:"required,max=10,date_ymd"`
+	ValorIVA       string `json:"valor_iva" validate:"omitempty,numeric_string"`
+	ValorComision  string `json:"valor_comision" validate:"omitempty,numeric_string"`
 }
 
 type reversoRequest struct {
-	AutorizacionID string `json:"autorizacion_id" validate:"required,notblank,max=50"`
-	NumeroTarjeta  string `json:"numero_tarjeta" validate:"omitempty,max=20"`
-	Identificacion string `json:"identificacion" validate:"omitempty,max=50"`
+	AutorizacionID string `json:"autorizacion_id"`
+	NumeroTarjeta  string `json:"numero_tarjeta"`
+	Identificacion string `json:"identificacion"`
 }
 
 type reversoConsumoRequest struct {
-	AutorizacionID string `json:"autorizacion_id" validate:"required,notblank,max=50"`
-	NumeroTarjeta  string `json:"numero_tarjeta" validate:"omitempty,max=20"`
+	AutorizacionID string `json:"autorizacion_id"`
+	NumeroTarjeta  string `json:"numero_tarjeta"`
+}
+
+// decode reads the body into req and builds the domain input with input; a 400 lists the
+// decoding problems and the domain's problems of the members that decoded.
+func decode[R any, I interface{ Validate() error }](c *fiber.Ctx, req *R, input func(*R) I) (I, error) {
+	problems, err := httpx.Decode(c, req)
+	if err != nil {
+		var zero I
+		return zero, err
+	}
+	in := input(req)
+	return in, httpx.Invalid(problems, in.Validate())
 }
 
 // Answers.
@@ -236,9 +153,9 @@ type reversoConsumoRequest struct {
 // money is an upstream amount as a JSON number with two decimals, or null.
 func money(d *decimal.Decimal) json.RawMessage {
 	if d == nil {
-		return credit.JSONDecimal(decimal.NullDecimal{})
+		return jsonDecimal(decimal.NullDecimal{})
 	}
-	return credit.JSONDecimal(decimal.NewNullDecimal(*d))
+	return jsonDecimal(decimal.NewNullDecimal(*d))
 }
 
 // numeroOperacion is the stored operation number as a JSON number, or null.
@@ -289,13 +206,11 @@ var null = json.RawMessage("null")
 
 // POST /consumo/cupo
 func (h *consumoHandlers) cupo(c *fiber.Ctx) error {
-	var req cupoRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &cupoRequest{}, func(r *cupoRequest) consumption.CupoInput { return consumption.CupoInput(*r) })
+	if err != nil {
 		return err
 	}
-	res, err := h.consumos.Cupo(consumoCtx(c), creditsystem.ConsultarTarjetaRequest{
-		Identificacion: req.Identificacion, NumeroTarjeta: req.NumeroTarjeta,
-	})
+	res, err := h.svc.Cupo(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -339,14 +254,16 @@ type alternativaJSON struct {
 
 // POST /consumo/financiacion
 func (h *consumoHandlers) financiacion(c *fiber.Ctx) error {
-	var req financiacionRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &financiacionRequest{}, func(r *financiacionRequest) consumption.FinanciacionInput {
+		return consumption.FinanciacionInput{
+			CodigoEmpresa: r.CodigoEmpresa, NumeroTarjeta: r.NumeroTarjeta, CodigoProducto: r.CodigoProducto, CodigoTipoCupo: r.CodigoTipoCupo,
+			CodigoTipoOperacion: optional(r.CodigoTipoOperacion), Monto: amount(r.Monto), Items: articulos(r.Items),
+		}
+	})
+	if err != nil {
 		return err
 	}
-	res, err := h.consumos.Financiacion(consumoCtx(c), creditsystem.ConsultarAlternativaFinanciacionRequest{
-		NumeroTarjeta: req.NumeroTarjeta, CodigoProducto: req.CodigoProducto, CodigoTipoCupo: req.CodigoTipoCupo,
-		CodigoTipoOperacion: optional(req.CodigoTipoOperacion), Monto: mustDecimal(req.Monto), Articulos: articulos(req.Items),
-	})
+	res, err := h.svc.Financiacion(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -362,20 +279,18 @@ func (h *consumoHandlers) financiacion(c *fiber.Ctx) error {
 
 // POST /consumo/autorizacion
 func (h *consumoHandlers) autorizacion(c *fiber.Ctx) error {
-	var req autorizacionRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &autorizacionRequest{}, func(r *autorizacionRequest) consumption.AutorizacionInput {
+		return consumption.AutorizacionInput{
+			CodigoEmpresa: r.CodigoEmpresa, Identificacion: r.Identificacion, NumeroTarjeta: r.NumeroTarjeta, CodigoProducto: r.CodigoProducto,
+			Plazo: deref(r.Plazo), Monto: amount(r.Monto), PuntoVenta: r.PuntoVenta,
+			CodigoTipoCupo: r.CodigoTipoCupo, CodigoTipoOperacion: r.CodigoTipoOperacion, CuotaInicial: optionalAmount(r.CuotaInicial),
+			GarantiaExtendida: r.GarantiaExtendida, Items: articulos(r.Items), OTP: r.OTP,
+		}
+	})
+	if err != nil {
 		return err
 	}
-	rec, res, err := h.consumos.Autorizar(consumoCtx(c), credit.AutorizacionInput{
-		CodigoEmpresa: req.CodigoEmpresa,
-		Solicitud: creditsystem.GrabarAutorizacionRequest{
-			Identificacion: req.Identificacion, NumeroTarjeta: req.NumeroTarjeta, CodigoProducto: req.CodigoProducto,
-			CodigoTipoCupo: req.CodigoTipoCupo, CodigoTipoOperacion: req.CodigoTipoOperacion, Plazo: *req.Plazo,
-			Monto: mustDecimal(req.Monto), CuotaInicial: optionalDecimal(req.CuotaInicial),
-			GarantiaExtendida: req.GarantiaExtendida, PuntoVenta: req.PuntoVenta, Articulos: articulos(req.Items),
-			Otp: req.OTP,
-		},
-	})
+	rec, res, err := h.svc.Autorizar(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -395,11 +310,11 @@ func (h *consumoHandlers) autorizacion(c *fiber.Ctx) error {
 
 // POST /consumo/otp
 func (h *consumoHandlers) otp(c *fiber.Ctx) error {
-	var req otpRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &otpRequest{}, func(r *otpRequest) consumption.OTPInput { return consumption.OTPInput(*r) })
+	if err != nil {
 		return err
 	}
-	rec, err := h.consumos.RegistrarOTP(consumoCtx(c), req.AutorizacionID, req.OTP)
+	rec, err := h.svc.RegistrarOTP(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -427,21 +342,20 @@ type cupoAfectadoJSON struct {
 
 // POST /consumo/confirmar
 func (h *consumoHandlers) confirmar(c *fiber.Ctx) error {
-	var req confirmarRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &confirmarRequest{}, func(r *confirmarRequest) consumption.ConfirmacionInput {
+		fecha, _ := consumption.ParseFecha(r.FechaFactura) // zero when it does not parse: reported by its decoding problem
+		return consumption.ConfirmacionInput{
+			AutorizacionID: r.AutorizacionID,
+			Factura: consumption.Factura{
+				NumeroFactura: r.NumeroFactura, MontoFacturado: amount(r.MontoFacturado), FechaFactura: fecha,
+				ValorIVA: optionalAmount(r.ValorIVA), ValorComision: optionalAmount(r.ValorComision),
+			},
+		}
+	})
+	if err != nil {
 		return err
 	}
-	fecha, err := credit.ParseFecha(req.FechaFactura)
-	if err != nil {
-		return httpx.ValidationError("fecha_factura must be a date in yyyy-mm-dd format")
-	}
-	rec, res, err := h.consumos.Confirmar(consumoCtx(c), credit.ConfirmacionInput{
-		AutorizacionID: req.AutorizacionID,
-		Factura: credit.Factura{
-			NumeroFactura: req.NumeroFactura, MontoFacturado: mustDecimal(req.MontoFacturado), FechaFactura: fecha,
-			ValorIVA: optionalDecimal(req.ValorIVA), ValorComision: optionalDecimal(req.ValorComision),
-		},
-	})
+	rec, res, err := h.svc.Confirmar(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -470,13 +384,11 @@ func (h *consumoHandlers) confirmar(c *fiber.Ctx) error {
 
 // POST /consumo/reverso
 func (h *consumoHandlers) reverso(c *fiber.Ctx) error {
-	var req reversoRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &reversoRequest{}, func(r *reversoRequest) consumption.ReversoInput { return consumption.ReversoInput(*r) })
+	if err != nil {
 		return err
 	}
-	rec, err := h.consumos.Reversar(consumoCtx(c), credit.ReversoInput{
-		AutorizacionID: req.AutorizacionID, NumeroTarjeta: req.NumeroTarjeta, Identificacion: req.Identificacion,
-	})
+	rec, err := h.svc.Reversar(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}
@@ -490,13 +402,13 @@ func (h *consumoHandlers) reverso(c *fiber.Ctx) error {
 
 // POST /consumo/reverso-consumo
 func (h *consumoHandlers) reversoConsumo(c *fiber.Ctx) error {
-	var req reversoConsumoRequest
-	if err := httpx.Bind(c, &req); err != nil {
+	in, err := decode(c, &reversoConsumoRequest{}, func(r *reversoConsumoRequest) consumption.ReversoConsumoInput {
+		return consumption.ReversoConsumoInput(*r)
+	})
+	if err != nil {
 		return err
 	}
-	rec, err := h.consumos.ReversarConsumo(consumoCtx(c), credit.ReversoConsumoInput{
-		AutorizacionID: req.AutorizacionID, NumeroTarjeta: req.NumeroTarjeta,
-	})
+	rec, err := h.svc.ReversarConsumo(consumoCtx(c), in)
 	if err != nil {
 		return err
 	}

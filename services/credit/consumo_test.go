@@ -14,7 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/storage/storagetest"
@@ -70,18 +70,18 @@ func (e *testEnv) autorizar() string {
 	return m.ID
 }
 
-func (e *testEnv) record(id string) *credit.Consumo {
+func (e *testEnv) record(id string) *consumption.Consumo {
 	e.t.Helper()
-	c := new(credit.Consumo)
+	c := new(consumption.Consumo)
 	if err := e.target.DB.NewSelect().Model(c).Where("autorizacion_id = ?", id).Scan(e.t.Context()); err != nil {
 		e.t.Fatalf("load record %s: %v", id, err)
 	}
 	return c
 }
 
-func (e *testEnv) intentos(where string, args ...any) []credit.Intento {
+func (e *testEnv) intentos(where string, args ...any) []consumption.Intento {
 	e.t.Helper()
-	var out []credit.Intento
+	var out []consumption.Intento
 	if err := e.target.DB.NewSelect().Model(&out).Where(where, args...).Order("id").Scan(e.t.Context()); err != nil {
 		e.t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 
 		otp := consumoExpect(t, env.consumo("otp", map[string]any{"autorizacion_id": id, "otp": "482913"}), 200)
 		checkConsumoSuccess(t, otp, id, "OTP_RECIBIDO")
-		if rec := env.record(id); rec.Estado != credit.EstadoOTPRecibido || rec.OTP != "482913" {
+		if rec := env.record(id); rec.Estado != consumption.EstadoOTPRecibido || rec.OTP != "482913" {
 			t.Fatalf("record after /otp: estado %s otp %q", rec.Estado, rec.OTP)
 		}
 
@@ -235,7 +235,7 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 			}
 		}
 		rec := env.record(id)
-		if rec.Estado != credit.EstadoConsumido || rec.NumeroFactura != "001-002-000000123" || rec.FechaFactura.String() != "2026-01-15" ||
+		if rec.Estado != consumption.EstadoConsumido || rec.NumeroFactura != "001-002-000000123" || rec.FechaFactura.String() != "2026-01-15" ||
 			!rec.MontoFacturado.Valid || !rec.MontoFacturado.Decimal.Equal(consumoDec("300")) {
 			t.Fatalf("record after confirmation: %+v", rec)
 		}
@@ -256,7 +256,7 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 		if got := env.lastField(t, "GrabarReversoConsumo", "cNumeroTarjeta"); got != testTarjeta {
 			t.Fatalf("reverso-consumo cNumeroTarjeta %q, want the record's card", got)
 		}
-		if rec := env.record(id); rec.Estado != credit.EstadoConsumoReversado || rec.SourceSystem != "PLATFORM" ||
+		if rec := env.record(id); rec.Estado != consumption.EstadoConsumoReversado || rec.SourceSystem != "PLATFORM" ||
 			rec.CreatedAt.IsZero() || rec.UpdatedAt.Before(rec.CreatedAt) {
 			t.Fatalf("record after reversal: %+v", rec)
 		}
@@ -266,7 +266,7 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 
 		var ops []string
 		for _, in := range env.intentos("autorizacion_id = ?", id) {
-			if in.Resultado != credit.ResultadoOK || in.TerminadoAt.IsZero() || in.RequestID == "" {
+			if in.Resultado != consumption.ResultadoOK || in.TerminadoAt.IsZero() || in.RequestID == "" {
 				t.Fatalf("audited attempt %+v, want ok with end time and request id", in)
 			}
 			ops = append(ops, in.Operacion)
@@ -315,7 +315,7 @@ func TestConsumoFlowWithoutOTP(t *testing.T) {
 		if got := env.lastField(t, "GrabarConsumo", "cCodigoOtp"); got != "0" {
 			t.Fatalf("GrabarConsumo cCodigoOtp %q, want 0", got)
 		}
-		if rec := env.record(id); rec.Estado != credit.EstadoConsumido || rec.OTP != "" {
+		if rec := env.record(id); rec.Estado != consumption.EstadoConsumido || rec.OTP != "" {
 			t.Fatalf("record %+v", rec)
 		}
 		// The bypass code is a secret: it is in no audited summary.
@@ -373,7 +373,7 @@ func TestConsumoReverso(t *testing.T) {
 				if got := env.lastField(t, "GrabarReversoAutorizacion", "cNumeroIdentificacion"); got != testIdentificacion {
 					t.Fatalf("cNumeroIdentificacion %q", got)
 				}
-				if rec := env.record(id); rec.Estado != credit.EstadoReversado {
+				if rec := env.record(id); rec.Estado != consumption.EstadoReversado {
 					t.Fatalf("estado %s", rec.Estado)
 				}
 			})
@@ -573,7 +573,7 @@ func TestConsumoNotFound(t *testing.T) {
 			body["identificacion"] = creditsystemtest.MagicCardNotFound
 			expectError(t, env.consumo("autorizacion", body), 404)
 			var n int
-			n, err := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Where("identificacion = ?", creditsystemtest.MagicCardNotFound).Count(t.Context())
+			n, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Where("identificacion = ?", creditsystemtest.MagicCardNotFound).Count(t.Context())
 			if err != nil || n != 0 {
 				t.Fatalf("%d records for a refused authorization (%v)", n, err)
 			}
@@ -605,13 +605,13 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 		env := newTestEnv(t, tg)
 		t.Run("insufficient credit line on autorizacion", func(t *testing.T) {
 			expectUpstream502(t, env.consumo("autorizacion", autorizacionBody("666.66")), "GrabarAutorizacion", "51")
-			n, _ := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+			n, _ := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Count(t.Context())
 			if n != 0 {
 				t.Fatalf("%d records after a refused authorization", n)
 			}
 			in := env.intentos("operacion = ?", "GrabarAutorizacion")
 			last := in[len(in)-1]
-			if last.Resultado != credit.ResultadoRechazado || last.CodigoUpstream == nil || *last.CodigoUpstream != 51 || last.MensajeUpstream == "" {
+			if last.Resultado != consumption.ResultadoRechazado || last.CodigoUpstream == nil || *last.CodigoUpstream != 51 || last.MensajeUpstream == "" {
 				t.Fatalf("audited attempt %+v, want rejected with code 51", last)
 			}
 		})
@@ -619,7 +619,7 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 			id := env.autorizar()
 			consumoExpect(t, env.consumo("otp", map[string]any{"autorizacion_id": id, "otp": creditsystemtest.MagicInvalidOTP}), 200)
 			expectUpstream502(t, env.consumo("confirmar", confirmarBody(id, "F-OTP")), "GrabarConsumo", "60")
-			if rec := env.record(id); rec.Estado != credit.EstadoOTPRecibido || rec.OperacionEnCurso != "" || rec.NumeroFactura != "" {
+			if rec := env.record(id); rec.Estado != consumption.EstadoOTPRecibido || rec.OperacionEnCurso != "" || rec.NumeroFactura != "" {
 				t.Fatalf("record after a rejected confirmation: %+v", rec)
 			}
 			// The claim was released: the authorization can still be reversed.
@@ -631,15 +631,15 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 			if s, _ := msg["upstreamMessage"].(string); !strings.Contains(s, creditsystemtest.MagicFaultInvoice) {
 				t.Fatalf("upstreamMessage %q, want the faultstring", s)
 			}
-			if rec := env.record(id); rec.Estado != credit.EstadoAutorizado || rec.OperacionEnCurso != "" {
+			if rec := env.record(id); rec.Estado != consumption.EstadoAutorizado || rec.OperacionEnCurso != "" {
 				t.Fatalf("record after a fault: %+v", rec)
 			}
 			consumoExpect(t, env.consumo("confirmar", confirmarBody(id, "F-OK")), 200)
-			var results []credit.Resultado
+			var results []consumption.Resultado
 			for _, in := range env.intentos("autorizacion_id = ? AND operacion = ?", id, "GrabarConsumo") {
 				results = append(results, in.Resultado)
 			}
-			if !slices.Equal(results, []credit.Resultado{credit.ResultadoFault, credit.ResultadoOK}) {
+			if !slices.Equal(results, []consumption.Resultado{consumption.ResultadoFault, consumption.ResultadoOK}) {
 				t.Fatalf("audited confirmations %v, want fault then ok", results)
 			}
 		})
@@ -653,7 +653,7 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 			consumoExpect(t, env.consumo("confirmar", confirmarBody(id, "F-REJ")), 200)
 			env.cs.Script("GrabarReversoConsumo", creditsystemtest.BusinessError(23, "Consumo no encontrado"))
 			expectUpstream502(t, env.consumo("reverso-consumo", map[string]any{"autorizacion_id": id}), "GrabarReversoConsumo", "23")
-			if rec := env.record(id); rec.Estado != credit.EstadoConsumido {
+			if rec := env.record(id); rec.Estado != consumption.EstadoConsumido {
 				t.Fatalf("estado %s after a rejected consumption reversal", rec.Estado)
 			}
 		})
@@ -689,12 +689,12 @@ func TestConsumoTimeout(t *testing.T) {
 			if n := env.cs.Calls("GrabarAutorizacion"); n != 1 {
 				t.Fatalf("GrabarAutorizacion reached the fake %d times, want 1 (never retried)", n)
 			}
-			n, _ := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+			n, _ := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Count(t.Context())
 			if n != 0 {
 				t.Fatalf("%d records after a timed-out authorization", n)
 			}
 			in := env.intentos("request_id = ?", "req-timeout-1")
-			if len(in) != 1 || in[0].Resultado != credit.ResultadoTimeout || in[0].TerminadoAt.IsZero() {
+			if len(in) != 1 || in[0].Resultado != consumption.ResultadoTimeout || in[0].TerminadoAt.IsZero() {
 				t.Fatalf("audit of the timed-out authorization %+v", in)
 			}
 			var asked map[string]any
@@ -748,9 +748,9 @@ func TestConsumoTimeout(t *testing.T) {
 				}
 				in := env.intentos("autorizacion_id = ? AND operacion = ?", id, tc.operation)
 				last := in[len(in)-1]
-				want := credit.ResultadoTimeout
+				want := consumption.ResultadoTimeout
 				if name == "confirmar connection dropped" {
-					want = credit.ResultadoTransporte
+					want = consumption.ResultadoTransporte
 				}
 				if last.Resultado != want {
 					t.Fatalf("audited attempt %s, want %s", last.Resultado, want)
@@ -764,10 +764,7 @@ func TestConsumoTimeout(t *testing.T) {
 func TestConsumoReconcile(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		env := newTestEnv(t, tg, shortTimeout)
-		consumos, err := credit.NewConsumos(tg.DB, env.srv.cs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		consumos := env.srv.consumos
 		id := env.autorizar()
 		env.cs.Script("GrabarConsumo", creditsystemtest.LateSuccess())
 		expectTimeout504(t, env.consumo("confirmar", confirmarBody(id, "F-LATE")), "GrabarConsumo")
@@ -776,7 +773,7 @@ func TestConsumoReconcile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Estado != credit.EstadoConsumido || rec.NumeroFactura != "F-LATE" || rec.OperacionEnCurso != "" {
+		if rec.Estado != consumption.EstadoConsumido || rec.NumeroFactura != "F-LATE" || rec.OperacionEnCurso != "" {
 			t.Fatalf("reconciled record %+v", rec)
 		}
 		consumoExpect(t, env.consumo("reverso-consumo", map[string]any{"autorizacion_id": id}), 200)
@@ -789,11 +786,11 @@ func TestConsumoReconcile(t *testing.T) {
 		}
 		// Not applied: the authorization is free again and can be confirmed.
 		consumoExpect(t, env.consumo("confirmar", confirmarBody(id2, "F-AFTER")), 200)
-		var results []credit.Resultado
+		var results []consumption.Resultado
 		for _, in := range env.intentos("autorizacion_id = ?", id2) {
 			results = append(results, in.Resultado)
 		}
-		want := []credit.Resultado{credit.ResultadoOK, credit.ResultadoTimeout, credit.ResultadoConciliadoNoAplicada, credit.ResultadoOK}
+		want := []consumption.Resultado{consumption.ResultadoOK, consumption.ResultadoTimeout, consumption.ResultadoConciliadoNoAplicada, consumption.ResultadoOK}
 		if !slices.Equal(results, want) {
 			t.Fatalf("audit %v, want %v", results, want)
 		}
@@ -939,7 +936,7 @@ func TestConsumoConcurrency(t *testing.T) {
 			if got := env.cs.Calls("GrabarConsumo") - before; got != 1 {
 				t.Fatalf("GrabarConsumo reached the fake %d times, want exactly 1", got)
 			}
-			if rec := env.record(id); rec.Estado != credit.EstadoConsumido || rec.OperacionEnCurso != "" {
+			if rec := env.record(id); rec.Estado != consumption.EstadoConsumido || rec.OperacionEnCurso != "" {
 				t.Fatalf("record after the race: %+v", rec)
 			}
 		})
@@ -954,7 +951,7 @@ func TestConsumoConcurrency(t *testing.T) {
 			if got := env.cs.Calls("GrabarReversoAutorizacion") - before; got != 1 {
 				t.Fatalf("GrabarReversoAutorizacion reached the fake %d times, want exactly 1", got)
 			}
-			if rec := env.record(id); rec.Estado != credit.EstadoReversado {
+			if rec := env.record(id); rec.Estado != consumption.EstadoReversado {
 				t.Fatalf("estado %s", rec.Estado)
 			}
 		})
@@ -972,7 +969,7 @@ func TestConsumoConcurrency(t *testing.T) {
 			if confirms+reversals != 1 {
 				t.Fatalf("%d GrabarConsumo and %d GrabarReversoAutorizacion reached the fake, want one call in all", confirms, reversals)
 			}
-			want := map[string]credit.Estado{"confirmar": credit.EstadoConsumido, "reverso": credit.EstadoReversado}[winner.endpoint]
+			want := map[string]consumption.Estado{"confirmar": consumption.EstadoConsumido, "reverso": consumption.EstadoReversado}[winner.endpoint]
 			if rec := env.record(id); rec.Estado != want || rec.OperacionEnCurso != "" {
 				t.Fatalf("record %s after %s won, want %s", rec.Estado, winner.endpoint, want)
 			}
@@ -999,13 +996,13 @@ func TestConsumoFechaFacturaOutOfRange(t *testing.T) {
 		if n := env.cs.Calls("GrabarConsumo"); n != calls {
 			t.Fatalf("an out-of-range invoice date reached the creditsystem (%d calls)", n-calls)
 		}
-		if rec := env.record(id); rec.Estado != credit.EstadoAutorizado || rec.OperacionEnCurso != "" {
+		if rec := env.record(id); rec.Estado != consumption.EstadoAutorizado || rec.OperacionEnCurso != "" {
 			t.Fatalf("record after refused dates: estado %s marker %q", rec.Estado, rec.OperacionEnCurso)
 		}
 		body := confirmarBody(id, "F-FECHA")
 		body["fecha_factura"] = "1900-01-01"
 		consumoExpect(t, env.consumo("confirmar", body), 200)
-		if rec := env.record(id); rec.Estado != credit.EstadoConsumido || rec.FechaFactura.String() != "1900-01-01" {
+		if rec := env.record(id); rec.Estado != consumption.EstadoConsumido || rec.FechaFactura.String() != "1900-01-01" {
 			t.Fatalf("record after confirmation: estado %s fecha %s", rec.Estado, rec.FechaFactura)
 		}
 	})
@@ -1193,7 +1190,7 @@ func TestConsumoMoneyInputs(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				calls := env.cs.Calls(upstream[tc.endpoint])
-				records, err := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+				records, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Count(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1204,7 +1201,7 @@ func TestConsumoMoneyInputs(t *testing.T) {
 				if n := env.cs.Calls(upstream[tc.endpoint]); n != calls {
 					t.Fatalf("%s was called %d times for an invalid request", upstream[tc.endpoint], n-calls)
 				}
-				after, err := tg.DB.NewSelect().Model((*credit.Consumo)(nil)).Count(t.Context())
+				after, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Count(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -98,11 +98,11 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := newServer(t.Context(), cfg, tg.DB, log)
+	srv, err := newServer(t.Context(), cfg, deps{DB: tg.DB, Logger: log})
 	if err != nil {
 		t.Fatalf("newServer: %v", err)
 	}
-	t.Cleanup(srv.Close)
+	t.Cleanup(srv.close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
-// Command credit is the credit service: the client registry, the direct-credit consumption
-// module and (next) payments, on port 3005 under /api/v1/credigestion.
+// Command credit is the credit service (specification credit-service.md): the client registry
+// and the direct-credit consumption module, on port 3005 (PORT) under /api/v1/credigestion.
 //
 //	credit                                              migrate the database, then serve until SIGTERM
 //	credit migrate                                      migrate the database and exit
@@ -15,6 +15,48 @@
 // Configuration comes from the environment (see the README). In development mode (APP_ENV
 // unset or "development") every upstream whose URL is not configured runs against its
 // in-process fake (creditsystemtest, erptest), and the log says so at start.
+//
+// # HTTP decisions
+//
+// Rules of every field are the domain's (packages credit/clients and credit/consumption); what
+// the HTTP shell decides where the specification is silent:
+//
+//   - Clients: :codigo is the client's codigo_cliente; a client the ERP has not yet given one
+//     is addressed by its id, which every answer carries (a codigo_cliente equal to another
+//     client's id wins). GET /clients/:codigo of an unknown codigo is 404. per_page is clamped to
+//     1..100, page below 1 means 1, a page past the last one answers no clients; a page or
+//     per_page that is not an integer is a 400. The list is newest first.
+//   - POST /clients/:codigo/sync-erp takes no body and answers 200 {"success": true,
+//     "operation": "create"|"update", "operacion": 0|1, "client": {...}}. An ERP rejection is 502
+//     with the upstream message object (operation "create" or "update") and records nothing; no
+//     answer within ERP_TIMEOUT is 504 and records nothing (the ERP may have applied it: POST
+//     /clients/exists tells before retrying by hand). A second sync of the same client while one
+//     is in flight is 409.
+//   - from-creditsystem answers 409 EXISTS_IN_ERP even when the client also exists locally (the
+//     ERP is the source of truth); a repeat that races the first create answers EXISTS_LOCAL.
+//   - Limits are sent as numeric strings (or JSON numbers) in plain decimal notation, "" meaning
+//     no limit; an unreadable member is reported with the record's other problems.
+//   - Consumption: every endpoint answers 200 on success. Money is a JSON number with two
+//     decimals; dates are "yyyy-mm-dd"; an upstream member that is nil, empty or absent (a list
+//     included) is null (translation rule 5). Monetary inputs are numeric strings.
+//   - cupo answers the flat fields the specification lists, taken from the first credit line
+//     the creditsystem lists and that line's first operation type (each null when there is
+//     none), and beside them cupos: [{cCodigoTipoCupo, ..., operaciones: [{...}]}] with every
+//     credit line and operation type.
+//   - An optional field of financiacion (codigo_tipo_operacion) or of an item (codigo_articulo,
+//     codigo_tipo_articulo, caracteristicas) that is absent, empty or blank is left out of the
+//     SOAP request. financiacion wraps its options in "alternativas"; cuota_garantia_extendida
+//     and cuota_entrada_minima are always present, null on the options without them.
+//   - autorizacion also answers estado and imagen_qr, and accepts an optional otp (max 10):
+//     when empty the configured CREDITSYSTEM_OTP_BYPASS is sent as cCodigoOtp (rule 2). That
+//     otp is not the one /otp registers and is not stored. confirmar answers tabla_amortizacion
+//     and cupos_afectados as arrays of objects, plus estado.
+//   - A request on an authorization another request holds is 409; so is every request on an
+//     authorization whose last money-moving call timed out, until an operator reconciles it. A
+//     state that does not allow the operation is 400, naming the authorization and its state.
+//   - A body holding \u0000 is a 400 and a compressed body (Content-Encoding) a 415 (httpx).
+//
+// errors.go's mapError is the one function from errors to statuses and bodies.
 package main
 
 import (
@@ -22,24 +64,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/storage"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "credit:", err)
 		os.Exit(1)
 	}
 }
 
 var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied]")
+
+// migrate applies the credit service's schema.
+func migrate(ctx context.Context, db *bun.DB) error {
+	_, err := storage.Migrate(ctx, db, credit.MigrationsTable, credit.Migrations)
+	return err
+}
 
 // reconcile records the operator's answer for an authorization held after a timeout. It needs
 // no creditsystem connection: the operator already asked the creditsystem.
@@ -52,11 +106,11 @@ func reconcile(ctx context.Context, db *bun.DB, autorizacionID, outcome string, 
 	default:
 		return errUsage
 	}
-	consumos, err := credit.NewConsumos(db, noUpstream{})
+	svc, err := consumption.NewService(consumption.NewStore(db), noUpstream{})
 	if err != nil {
 		return err
 	}
-	c, err := consumos.Reconciliar(ctx, autorizacionID, applied)
+	c, err := svc.Reconciliar(ctx, autorizacionID, applied)
 	if err != nil {
 		return err
 	}
@@ -65,14 +119,14 @@ func reconcile(ctx context.Context, db *bun.DB, autorizacionID, outcome string, 
 }
 
 // noUpstream is the creditsystem of the reconcile command, which never calls it.
-type noUpstream struct{ credit.Creditsystem }
+type noUpstream struct{ consumption.Creditsystem }
 
 func run(ctx context.Context, args []string) error {
 	cfg, err := config.LoadCredit()
 	if err != nil {
 		return err
 	}
-	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", "credit")
+	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", serviceName)
 	migrateOnly, reconcileArgs := false, []string(nil)
 	switch {
 	case len(args) == 0:
@@ -89,11 +143,10 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	applied, err := storage.Migrate(ctx, db, credit.MigrationsTable, credit.Migrations)
-	if err != nil {
+	if err := migrate(ctx, db); err != nil {
 		return err
 	}
-	log.Info("database migrated", "engine", db.Dialect().Name().String(), "applied", applied)
+	log.Info("database migrated", "engine", db.Dialect().Name().String(), "database", storage.Redact(cfg.DatabaseURL.Reveal()))
 	if migrateOnly {
 		return nil
 	}
@@ -101,13 +154,17 @@ func run(ctx context.Context, args []string) error {
 		return reconcile(ctx, db, reconcileArgs[0], reconcileArgs[1], os.Stdout)
 	}
 
-	srv, err := newServer(ctx, cfg, db, log)
+	s, err := newServer(ctx, cfg, deps{DB: db, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	log.Info("credit service listening", "addr", cfg.Addr(), "env", cfg.AppEnv, "config", cfg)
-	err = httpx.Serve(ctx, srv.app, cfg.Addr())
+	defer s.close()
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return err
+	}
+	s.logStart(ln.Addr().String())
+	err = s.serve(ctx, ln)
 	log.Info("credit service stopped")
 	return err
 }

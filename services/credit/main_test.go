@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
@@ -25,7 +25,7 @@ func TestReconcileCommand(t *testing.T) {
 		if err := reconcile(t.Context(), tg.DB, applied, "applied", &out); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out.String(), "estado "+string(credit.EstadoConsumido)) {
+		if !strings.Contains(out.String(), "estado "+string(consumption.EstadoConsumido)) {
 			t.Fatalf("output %q does not report CONSUMIDO", out.String())
 		}
 		consumoExpect(t, env.consumo("reverso-consumo", map[string]any{"autorizacion_id": applied}), 200)
@@ -37,7 +37,7 @@ func TestReconcileCommand(t *testing.T) {
 		if err := reconcile(t.Context(), tg.DB, notApplied, "not-applied", &out); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out.String(), "estado "+string(credit.EstadoAutorizado)) {
+		if !strings.Contains(out.String(), "estado "+string(consumption.EstadoAutorizado)) {
 			t.Fatalf("output %q does not report AUTORIZADO", out.String())
 		}
 		consumoExpect(t, env.consumo("confirmar", confirmarBody(notApplied, "F-CMD-2")), 200)
@@ -45,10 +45,10 @@ func TestReconcileCommand(t *testing.T) {
 		if err := reconcile(t.Context(), tg.DB, notApplied, "maybe", &out); !errors.Is(err, errUsage) {
 			t.Fatalf("outcome maybe: err %v, want the usage error", err)
 		}
-		if err := reconcile(t.Context(), tg.DB, "NOPE", "applied", &out); !errors.Is(err, credit.ErrAutorizacionNotFound) {
+		if err := reconcile(t.Context(), tg.DB, "NOPE", "applied", &out); !errors.Is(err, consumption.ErrAutorizacionNotFound) {
 			t.Fatalf("unknown authorization: err %v, want ErrAutorizacionNotFound", err)
 		}
-		if err := reconcile(t.Context(), tg.DB, notApplied, "applied", &out); !errors.Is(err, credit.ErrNothingToReconcile) {
+		if err := reconcile(t.Context(), tg.DB, notApplied, "applied", &out); !errors.Is(err, consumption.ErrNothingToReconcile) {
 			t.Fatalf("free record: err %v, want ErrNothingToReconcile", err)
 		}
 	})

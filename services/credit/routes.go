@@ -1,11 +1,37 @@
 package main
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
 
-// registerRoutes mounts every module under /api/v1/credigestion. Each module has its own
-// register function in its own file (clients.go: registerClientRoutes(api, s); consumo.go:
-// registerConsumoRoutes(api, s)), called from here.
-func (s *server) registerRoutes(api fiber.Router) {
-	registerClientRoutes(api, s)
-	registerConsumoRoutes(api, s)
+	"github.com/platform/integrations/internal/auth"
+)
+
+// apiPrefix is the prefix of the implemented endpoints (credit-service.md, Versioning).
+const apiPrefix = "/api/v1/credigestion"
+
+// routes mounts every module under apiPrefix with the authentication of the specification's
+// access matrix: consumption is Bearer only; clients take the ServiceKey, a Bearer JWT or both.
+func routes(app *fiber.App, authn *auth.Authenticator, ch *clientHandlers, kh *consumoHandlers) {
+	api := app.Group(apiPrefix)
+	bearer := auth.Require(authn, auth.Bearer)
+	serviceKey := auth.Require(authn, auth.ServiceKey)
+	either := auth.Require(authn, auth.ServiceKey, auth.Bearer)
+
+	c := api.Group("/clients")
+	c.Post("/exists", either, ch.exists)
+	c.Post("/from-creditsystem", serviceKey, ch.fromCreditSystem)
+	c.Post("/", either, ch.create)
+	c.Get("/", bearer, ch.list)
+	c.Get("/:codigo", bearer, ch.get)
+	c.Put("/:codigo", either, ch.update)
+	c.Post("/:codigo/sync-erp", bearer, ch.syncERP)
+
+	k := api.Group("/consumo")
+	k.Post("/cupo", bearer, kh.cupo)
+	k.Post("/financiacion", bearer, kh.financiacion)
+	k.Post("/autorizacion", bearer, kh.autorizacion)
+	k.Post("/otp", bearer, kh.otp)
+	k.Post("/confirmar", bearer, kh.confirmar)
+	k.Post("/reverso", bearer, kh.reverso)
+	k.Post("/reverso-consumo", bearer, kh.reversoConsumo)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uptrace/bun"
 
+	"github.com/platform/integrations/credit/clients"
+	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/creditsystem"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp"
@@ -22,19 +25,23 @@ import (
 	"github.com/platform/integrations/internal/metrics"
 )
 
-// apiPrefix is the prefix of the implemented endpoints (credit-service.md, Versioning).
-const apiPrefix = "/api/v1/credigestion"
+// serviceName labels logs and metrics.
+const serviceName = "credit"
 
-// server holds what the route groups need. Each module registers its routes from its own file
-// (clients.go, consumo.go) and builds its domain service from these dependencies.
+// deps are what main (or a test) hands to newServer besides the configuration.
+type deps struct {
+	// DB is open and migrated (credit.Migrations); the caller closes it.
+	DB     *bun.DB
+	Logger *slog.Logger
+}
+
+// server is one running instance of the credit service.
 type server struct {
-	cfg   *config.Credit
-	db    *bun.DB
-	log   *slog.Logger
-	authn *auth.Authenticator
-	cs    *creditsystem.Client
-	erp   *erp.Client
-	app   *fiber.App
+	cfg      *config.Credit
+	log      *slog.Logger
+	app      *fiber.App
+	clients  *clients.Service
+	consumos *consumption.Service
 
 	// Fakes started in development mode (nil otherwise); tests reach them to script outcomes.
 	csFake  *creditsystemtest.Server
@@ -42,14 +49,17 @@ type server struct {
 	closers []func()
 }
 
-// newServer wires the service on an open, migrated database. In development mode an upstream
-// whose URL is not configured runs against its in-process fake on a loopback port.
-func newServer(ctx context.Context, cfg *config.Credit, db *bun.DB, log *slog.Logger) (*server, error) {
-	s := &server{cfg: cfg, db: db, log: log}
-	ok := false
+// newServer builds the upstream clients (the in-process fakes in development mode, for each
+// upstream whose URL is not configured), the domain services and the Fiber app on d.DB.
+func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err error) {
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &server{cfg: cfg, log: log}
 	defer func() {
-		if !ok {
-			s.Close()
+		if err != nil {
+			s.close()
 		}
 	}()
 
@@ -60,19 +70,54 @@ func newServer(ctx context.Context, cfg *config.Credit, db *bun.DB, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	s.authn = auth.NewAuthenticator(verifier, auth.WithServiceKey(cfg.Creditsystem.ServiceKey.Reveal()))
+	authn := auth.NewAuthenticator(verifier, auth.WithServiceKey(cfg.Creditsystem.ServiceKey.Reveal()))
 
-	csCfg := creditsystem.Config{
-		CarteraURL:    cfg.Creditsystem.CarteraURL,
-		CentralURL:    cfg.Creditsystem.CentralURL,
-		SOAPNamespace: cfg.Creditsystem.SOAPNamespace,
-		Usuario:       cfg.Creditsystem.Usuario,
-		CodigoEmpresa: cfg.Creditsystem.CodigoEmpresa,
-		Terminal:      cfg.Creditsystem.Terminal,
-		Timeout:       cfg.Creditsystem.Timeout,
-		OTPBypass:     cfg.Creditsystem.OTPBypass.Reveal(),
+	cs, err := s.newCreditsystem(reg)
+	if err != nil {
+		return nil, fmt.Errorf("creditsystem: %w", err)
 	}
-	if cfg.CreditsystemFake() {
+	erpClient, err := s.newERP(reg)
+	if err != nil {
+		return nil, fmt.Errorf("erp: %w", err)
+	}
+
+	// A sync claim outlives a live sync (ERP_TIMEOUT) so that only a dead one is taken over.
+	s.clients, err = clients.NewService(clients.NewStore(d.DB), erpClient, clients.WithSyncLease(max(clients.DefaultSyncLease, 2*cfg.ERP.Timeout)))
+	if err != nil {
+		return nil, err
+	}
+	s.consumos, err = consumption.NewService(consumption.NewStore(d.DB), cs, consumption.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+
+	s.app = httpx.New(httpx.Config{
+		Service:     serviceName,
+		Logger:      log,
+		BodyLimit:   cfg.BodyLimit,
+		Health:      d.DB,
+		ErrorMapper: mapError,
+		Registry:    reg,
+	})
+	routes(s.app, authn, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos})
+	return s, nil
+}
+
+// newCreditsystem builds the creditsystem client: against CREDITSYSTEM_*_URL, or in development
+// mode against an in-process creditsystemtest fake on a loopback port.
+func (s *server) newCreditsystem(reg prometheus.Registerer) (*creditsystem.Client, error) {
+	c := s.cfg.Creditsystem
+	csCfg := creditsystem.Config{
+		CarteraURL:    c.CarteraURL,
+		CentralURL:    c.CentralURL,
+		SOAPNamespace: c.SOAPNamespace,
+		Usuario:       c.Usuario,
+		CodigoEmpresa: c.CodigoEmpresa,
+		Terminal:      c.Terminal,
+		Timeout:       c.Timeout,
+		OTPBypass:     c.OTPBypass.Reveal(),
+	}
+	if s.cfg.CreditsystemFake() {
 		// The fake forgets its authorizations at every start while ./data keeps them: number from
 		// the start time so a restarted development service never repeats an autorizacion_id.
 		// Fixed credit lines: every non-magic card shows 5000.00 available however many
@@ -87,52 +132,29 @@ func newServer(ctx context.Context, cfg *config.Credit, db *bun.DB, log *slog.Lo
 		if csCfg.OTPBypass == "" {
 			csCfg.OTPBypass = creditsystemtest.DevOTPBypass
 		}
-		log.Warn("development mode: creditsystem runs against the built-in fake", "url", s.csFake.URL)
 	}
-	s.cs, err = creditsystem.New(csCfg, creditsystem.WithHTTPClient(upstreamClient(reg, "creditsystem", creditsystem.OperationFromContext)))
-	if err != nil {
-		return nil, fmt.Errorf("creditsystem: %w", err)
-	}
+	return creditsystem.New(csCfg, creditsystem.WithHTTPClient(upstreamClient(reg, "creditsystem", creditsystem.OperationFromContext)))
+}
 
+// newERP builds the ERP client: against ERP_URL, or in development mode against an in-process
+// erptest fake on a loopback port.
+func (s *server) newERP(reg prometheus.Registerer) (*erp.Client, error) {
+	e := s.cfg.ERP
 	erpCfg := erp.Config{
-		BaseURL:      cfg.ERP.URL,
-		Timeout:      cfg.ERP.Timeout,
-		LookupPath:   cfg.ERP.LookupPath,
-		ClientsPath:  cfg.ERP.ClientsPath,
-		APIKey:       cfg.ERP.APIKey.Reveal(),
-		APIKeyHeader: cfg.ERP.APIKeyHeader,
+		BaseURL:      e.URL,
+		Timeout:      e.Timeout,
+		LookupPath:   e.LookupPath,
+		ClientsPath:  e.ClientsPath,
+		APIKey:       e.APIKey.Reveal(),
+		APIKeyHeader: e.APIKeyHeader,
 	}
-	if cfg.ERPFake() {
+	if s.cfg.ERPFake() {
 		s.erpFake = erptest.NewServer()
 		s.closers = append(s.closers, s.erpFake.Close)
 		// The fake serves the default paths only.
 		erpCfg.BaseURL, erpCfg.LookupPath, erpCfg.ClientsPath = s.erpFake.URL, erp.DefaultLookupPath, erp.DefaultClientsPath
-		log.Warn("development mode: erp runs against the built-in fake", "url", s.erpFake.URL)
 	}
-	s.erp, err = erp.New(erpCfg, erp.WithHTTPClient(upstreamClient(reg, "erp", erp.OperationFromContext)))
-	if err != nil {
-		return nil, fmt.Errorf("erp: %w", err)
-	}
-
-	s.app = httpx.New(httpx.Config{
-		Service:     "credit",
-		Logger:      log,
-		BodyLimit:   cfg.BodyLimit,
-		Health:      db,
-		ErrorMapper: mapError,
-		Registry:    reg,
-	})
-	s.registerRoutes(s.app.Group(apiPrefix))
-	ok = true
-	return s, nil
-}
-
-// Close stops the development fakes.
-func (s *server) Close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
-	s.closers = nil
+	return erp.New(erpCfg, erp.WithHTTPClient(upstreamClient(reg, "erp", erp.OperationFromContext)))
 }
 
 // upstreamClient is the HTTP client of one upstream: pooled keep-alive connections, latency and
@@ -143,4 +165,29 @@ func upstreamClient(reg prometheus.Registerer, upstream string, op func(context.
 	base.MaxIdleConnsPerHost = 32
 	base.IdleConnTimeout = 90 * time.Second
 	return &http.Client{Transport: metrics.Transport(base, upstream, metrics.OperationFrom(op), reg)}
+}
+
+// serve answers HTTP on ln until ctx ends (main's ctx ends on SIGTERM or SIGINT), then stops
+// gracefully, letting in-flight requests finish.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
+	return httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
+}
+
+// logStart says how the instance runs, development fakes first.
+func (s *server) logStart(addr string) {
+	s.log.Info("credit service starting", "addr", addr, "env", s.cfg.AppEnv, "config", s.cfg)
+	if s.csFake != nil {
+		s.log.Warn("development mode: creditsystem runs against the built-in fake", "url", s.csFake.URL)
+	}
+	if s.erpFake != nil {
+		s.log.Warn("development mode: erp runs against the built-in fake", "url", s.erpFake.URL)
+	}
+}
+
+// close stops the development fakes.
+func (s *server) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
 }

@@ -1,7 +1,6 @@
-package credit_test
+package clients_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,22 +12,23 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
-func migratedStore(t *testing.T, tg storagetest.Target) *credit.ClientStore {
+func migratedStore(t *testing.T, tg storagetest.Target) *clients.Store {
 	t.Helper()
 	if _, err := storage.Migrate(t.Context(), tg.DB, credit.MigrationsTable, credit.Migrations); err != nil {
 		t.Fatal(err)
 	}
-	return credit.NewClientStore(tg.DB)
+	return clients.NewStore(tg.DB)
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func newClient(empresa, ident, nombre string) *credit.Client {
-	return &credit.Client{CodigoEmpresa: empresa, Identificacion: ident, NombreCliente: nombre, SourceSystem: credit.SourceDashboard}
+func newClient(empresa, ident, nombre string) *clients.Client {
+	return &clients.Client{CodigoEmpresa: empresa, Identificacion: ident, NombreCliente: nombre, SourceSystem: clients.SourceDashboard}
 }
 
 func TestClientStoreRoundTrip(t *testing.T) {
@@ -43,7 +43,7 @@ func TestClientStoreRoundTrip(t *testing.T) {
 		c.LimiteCredito1 = decimal.NewNullDecimal(decimal.RequireFromString("999999999999.99"))
 		c.LimiteCredito2 = decimal.NewNullDecimal(decimal.RequireFromString("1500.50"))
 		c.CodigoSucursal, c.Localizacion, c.ListaPrecios, c.NivelRiesgo = ptr("S1"), ptr("UIO"), ptr("L1"), ptr("BAJO")
-		c.ExtraFields = credit.ExtraFields{"valor_1": json.RawMessage("12345678901234567890.123456789"), "fecha_1": json.RawMessage(`"2026-01-31"`)}
+		c.ExtraFields = clients.ExtraFields{"valor_1": json.RawMessage("12345678901234567890.123456789"), "fecha_1": json.RawMessage(`"2026-01-31"`)}
 		before := time.Now().UTC().Add(-time.Second)
 		if err := s.Insert(t.Context(), c); err != nil {
 			t.Fatal(err)
@@ -66,24 +66,11 @@ func TestClientStoreRoundTrip(t *testing.T) {
 		if got.CreatedAt.Location() != time.UTC || got.CreatedAt.Before(before) {
 			t.Fatalf("created_at %v: want UTC and now", got.CreatedAt)
 		}
-		var m map[string]any
-		d := json.NewDecoder(bytes.NewReader(have))
-		d.UseNumber()
-		if err := d.Decode(&m); err != nil {
-			t.Fatal(err)
+		if !got.LimiteCredito1.Decimal.Equal(c.LimiteCredito1.Decimal) || !got.LimiteCredito2.Decimal.Equal(c.LimiteCredito2.Decimal) {
+			t.Fatalf("limits %v %v: want exact values", got.LimiteCredito1, got.LimiteCredito2)
 		}
-		if m["limite_credito_1"] != json.Number("999999999999.99") || m["limite_credito_2"] != json.Number("1500.50") {
-			t.Fatalf("limits %v %v: want exact JSON numbers", m["limite_credito_1"], m["limite_credito_2"])
-		}
-		if m["id"] != fmt.Sprint(c.ID) {
-			t.Fatalf("id %#v, want the string %q", m["id"], fmt.Sprint(c.ID))
-		}
-		if _, err := time.Parse(time.RFC3339, m["created_at"].(string)); err != nil || m["created_at"].(string)[23:] != "Z" {
-			t.Fatalf("created_at %v: want ISO 8601 UTC", m["created_at"])
-		}
-		extra := m["extra_fields"].(map[string]any)
-		if extra["valor_1"] != json.Number("12345678901234567890.123456789") {
-			t.Fatalf("extra valor_1 %v: want every digit kept", extra["valor_1"])
+		if string(got.ExtraFields["valor_1"]) != "12345678901234567890.123456789" {
+			t.Fatalf("extra valor_1 %s: want every digit kept", got.ExtraFields["valor_1"])
 		}
 	})
 }
@@ -95,7 +82,7 @@ func TestClientStoreUniqueness(t *testing.T) {
 		if err := s.Insert(ctx, newClient("E1", "111", "A")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Insert(ctx, newClient("E1", "111", "B")); !errors.Is(err, credit.ErrClientExists) {
+		if err := s.Insert(ctx, newClient("E1", "111", "B")); !errors.Is(err, clients.ErrExists) {
 			t.Fatalf("same (identificacion, codigo_empresa): %v, want ErrClientExists", err)
 		}
 		if err := s.Insert(ctx, newClient("E2", "111", "C")); err != nil {
@@ -112,14 +99,14 @@ func TestClientStoreUniqueness(t *testing.T) {
 		}
 		dup := newClient("E1", "444", "F")
 		dup.CodigoCliente = ptr("C-9")
-		if err := s.Insert(ctx, dup); !errors.Is(err, credit.ErrCodigoClienteTaken) {
+		if err := s.Insert(ctx, dup); !errors.Is(err, clients.ErrCodigoClienteTaken) {
 			t.Fatalf("duplicate codigo_cliente: %v, want ErrCodigoClienteTaken", err)
 		}
-		_, err := s.Update(ctx, "C-9", func(c *credit.Client) error { c.Identificacion = "222"; return nil })
-		if !errors.Is(err, credit.ErrClientExists) {
+		_, err := s.Update(ctx, "C-9", func(c *clients.Client) error { c.Identificacion = "222"; return nil })
+		if !errors.Is(err, clients.ErrExists) {
 			t.Fatalf("update onto an existing pair: %v, want ErrClientExists", err)
 		}
-		page, err := s.List(ctx, credit.ClientQuery{})
+		page, err := s.List(ctx, clients.Query{})
 		if err != nil || page.TotalCount != 4 {
 			t.Fatalf("total %v (%v), want 4: rejected writes stored nothing", page, err)
 		}
@@ -148,7 +135,7 @@ func TestClientStoreConcurrentIdenticalCreates(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, credit.ErrClientExists):
+			case errors.Is(err, clients.ErrExists):
 				exists++
 			default:
 				t.Errorf("unexpected error: %v", err)
@@ -180,13 +167,13 @@ func TestClientStoreByCodigo(t *testing.T) {
 		}{
 			{"codigo_cliente wins over an equal id", fmt.Sprint(unsynced.ID), coded.ID, nil},
 			{"id of a client without codigo", fmt.Sprint(coded.ID), coded.ID, nil},
-			{"unknown codigo", "NOPE", 0, credit.ErrClientNotFound},
-			{"unknown id", "999999", 0, credit.ErrClientNotFound},
-			{"zero-padded is not an id", "0" + fmt.Sprint(coded.ID), 0, credit.ErrClientNotFound},
-			{"negative", "-1", 0, credit.ErrClientNotFound},
+			{"unknown codigo", "NOPE", 0, clients.ErrNotFound},
+			{"unknown id", "999999", 0, clients.ErrNotFound},
+			{"zero-padded is not an id", "0" + fmt.Sprint(coded.ID), 0, clients.ErrNotFound},
+			{"negative", "-1", 0, clients.ErrNotFound},
 			// PostgreSQL (through bun) would drop the NUL and find the client without it.
-			{"codigo with a NUL inside", "1\x00", 0, credit.ErrClientNotFound},
-			{"id with a NUL inside", fmt.Sprint(coded.ID) + "\x00", 0, credit.ErrClientNotFound},
+			{"codigo with a NUL inside", "1\x00", 0, clients.ErrNotFound},
+			{"id with a NUL inside", fmt.Sprint(coded.ID) + "\x00", 0, clients.ErrNotFound},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -202,7 +189,7 @@ func TestClientStoreByCodigo(t *testing.T) {
 		if c, err := s.ByIdentificacion(ctx, "E", "2"); err != nil || c.ID != coded.ID {
 			t.Fatalf("ByIdentificacion: %v %v", c, err)
 		}
-		if _, err := s.ByIdentificacion(ctx, "OTHER", "2"); !errors.Is(err, credit.ErrClientNotFound) {
+		if _, err := s.ByIdentificacion(ctx, "OTHER", "2"); !errors.Is(err, clients.ErrNotFound) {
 			t.Fatalf("ByIdentificacion other company: %v", err)
 		}
 	})
@@ -221,18 +208,18 @@ func TestClientStoreUpdate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.FinishSync(ctx, c.ID, token, credit.SyncOutcome{SentVersion: 1, CodigoCliente: "C-1", Response: credit.RawJSON(`{"ok":1}`)}); err != nil {
+		if _, err := s.FinishSync(ctx, c.ID, token, clients.SyncOutcome{SentVersion: 1, CodigoCliente: "C-1", Response: clients.RawJSON(`{"ok":1}`)}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Update(ctx, "C-1", func(c *credit.Client) error {
+		got, err := s.Update(ctx, "C-1", func(c *clients.Client) error {
 			c.NombreCliente = "Ana María"
-			c.SourceSystem = credit.SourceCreditSystem
+			c.SourceSystem = clients.SourceCreditSystem
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ERPSynced || got.Version != 2 || got.ERPSyncedAt == nil || got.SourceSystem != credit.SourceCreditSystem {
+		if got.ERPSynced || got.Version != 2 || got.ERPSyncedAt == nil || got.SourceSystem != clients.SourceCreditSystem {
 			t.Fatalf("after update: synced %v version %d synced_at %v source %s; want unsynced, 2, kept, CREDITSYSTEM",
 				got.ERPSynced, got.Version, got.ERPSyncedAt, got.SourceSystem)
 		}
@@ -241,13 +228,13 @@ func TestClientStoreUpdate(t *testing.T) {
 			t.Fatalf("stored %+v", again)
 		}
 		boom := errors.New("boom")
-		if _, err := s.Update(ctx, "C-1", func(c *credit.Client) error { c.NombreCliente = "X"; return boom }); !errors.Is(err, boom) {
+		if _, err := s.Update(ctx, "C-1", func(c *clients.Client) error { c.NombreCliente = "X"; return boom }); !errors.Is(err, boom) {
 			t.Fatalf("closure error: %v", err)
 		}
 		if still, _ := s.ByCodigo(ctx, "C-1"); still.NombreCliente != "Ana María" {
 			t.Fatalf("a failed closure changed the record: %q", still.NombreCliente)
 		}
-		if _, err := s.Update(ctx, "NOPE", func(*credit.Client) error { return nil }); !errors.Is(err, credit.ErrClientNotFound) {
+		if _, err := s.Update(ctx, "NOPE", func(*clients.Client) error { return nil }); !errors.Is(err, clients.ErrNotFound) {
 			t.Fatalf("unknown codigo: %v", err)
 		}
 	})
@@ -266,39 +253,39 @@ func TestClientStoreList(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, c := range []*credit.Client{newClient("E", "ABC-1", "JOSÉ ÑANDÚ"), newClient("E", "X_1", "100% Real")} {
+		for _, c := range []*clients.Client{newClient("E", "ABC-1", "JOSÉ ÑANDÚ"), newClient("E", "X_1", "100% Real")} {
 			if err := s.Insert(ctx, c); err != nil {
 				t.Fatal(err)
 			}
 		}
 		cases := []struct {
 			name                        string
-			q                           credit.ClientQuery
+			q                           clients.Query
 			total, pages, page, perPage int
 			n                           int
 			first                       string
 		}{
-			{"defaults", credit.ClientQuery{}, 47, 3, 1, 20, 20, "100% Real"},
-			{"second page", credit.ClientQuery{Page: 2, PerPage: 20}, 47, 3, 2, 20, 20, "Cliente 27"},
-			{"last page is partial", credit.ClientQuery{Page: 3, PerPage: 20}, 47, 3, 3, 20, 7, "Cliente 07"},
-			{"past the last page", credit.ClientQuery{Page: 4, PerPage: 20}, 47, 3, 4, 20, 0, ""},
+			{"defaults", clients.Query{}, 47, 3, 1, 20, 20, "100% Real"},
+			{"second page", clients.Query{Page: 2, PerPage: 20}, 47, 3, 2, 20, 20, "Cliente 27"},
+			{"last page is partial", clients.Query{Page: 3, PerPage: 20}, 47, 3, 3, 20, 7, "Cliente 07"},
+			{"past the last page", clients.Query{Page: 4, PerPage: 20}, 47, 3, 4, 20, 0, ""},
 			// (page-1)*per_page beyond int32 (bun's OFFSET) and beyond int64.
-			{"page far past the end", credit.ClientQuery{Page: 10_000_000_000, PerPage: 2}, 47, 24, 10_000_000_000, 2, 0, ""},
-			{"largest page", credit.ClientQuery{Page: math.MaxInt, PerPage: 100}, 47, 1, math.MaxInt, 100, 0, ""},
-			{"per_page clamped to 100", credit.ClientQuery{PerPage: 500}, 47, 1, 1, 100, 47, "100% Real"},
-			{"per_page clamped to 1", credit.ClientQuery{PerPage: -3}, 47, 47, 1, 1, 1, "100% Real"},
-			{"page below 1", credit.ClientQuery{Page: -2, PerPage: 10}, 47, 5, 1, 10, 10, "100% Real"},
-			{"search nombre, case-insensitive", credit.ClientQuery{Search: "cliente 1"}, 10, 1, 1, 20, 10, "Cliente 19"},
-			{"search nombre beyond ASCII", credit.ClientQuery{Search: "josé ñandú"}, 1, 1, 1, 20, 1, "JOSÉ ÑANDÚ"},
-			{"search identificacion", credit.ClientQuery{Search: "0900000007"}, 1, 1, 1, 20, 1, "Cliente 07"},
-			{"search identificacion ignoring case", credit.ClientQuery{Search: "abc-"}, 1, 1, 1, 20, 1, "JOSÉ ÑANDÚ"},
-			{"search codigo_cliente", credit.ClientQuery{Search: "cod-3"}, 5, 1, 1, 20, 5, "Cliente 38"},
-			{"percent is literal", credit.ClientQuery{Search: "100%"}, 1, 1, 1, 20, 1, "100% Real"},
-			{"underscore is literal", credit.ClientQuery{Search: "x_"}, 1, 1, 1, 20, 1, "100% Real"},
-			{"no match", credit.ClientQuery{Search: "zzz"}, 0, 0, 1, 20, 0, ""},
-			{"NUL matches nothing", credit.ClientQuery{Search: "client\x00e 1"}, 0, 0, 1, 20, 0, ""},
-			{"NUL alone matches nothing", credit.ClientQuery{Search: "\x00"}, 0, 0, 1, 20, 0, ""},
-			{"blank search is no search", credit.ClientQuery{Search: "  "}, 47, 3, 1, 20, 20, "100% Real"},
+			{"page far past the end", clients.Query{Page: 10_000_000_000, PerPage: 2}, 47, 24, 10_000_000_000, 2, 0, ""},
+			{"largest page", clients.Query{Page: math.MaxInt, PerPage: 100}, 47, 1, math.MaxInt, 100, 0, ""},
+			{"per_page clamped to 100", clients.Query{PerPage: 500}, 47, 1, 1, 100, 47, "100% Real"},
+			{"per_page clamped to 1", clients.Query{PerPage: -3}, 47, 47, 1, 1, 1, "100% Real"},
+			{"page below 1", clients.Query{Page: -2, PerPage: 10}, 47, 5, 1, 10, 10, "100% Real"},
+			{"search nombre, case-insensitive", clients.Query{Search: "cliente 1"}, 10, 1, 1, 20, 10, "Cliente 19"},
+			{"search nombre beyond ASCII", clients.Query{Search: "josé ñandú"}, 1, 1, 1, 20, 1, "JOSÉ ÑANDÚ"},
+			{"search identificacion", clients.Query{Search: "0900000007"}, 1, 1, 1, 20, 1, "Cliente 07"},
+			{"search identificacion ignoring case", clients.Query{Search: "abc-"}, 1, 1, 1, 20, 1, "JOSÉ ÑANDÚ"},
+			{"search codigo_cliente", clients.Query{Search: "cod-3"}, 5, 1, 1, 20, 5, "Cliente 38"},
+			{"percent is literal", clients.Query{Search: "100%"}, 1, 1, 1, 20, 1, "100% Real"},
+			{"underscore is literal", clients.Query{Search: "x_"}, 1, 1, 1, 20, 1, "100% Real"},
+			{"no match", clients.Query{Search: "zzz"}, 0, 0, 1, 20, 0, ""},
+			{"NUL matches nothing", clients.Query{Search: "client\x00e 1"}, 0, 0, 1, 20, 0, ""},
+			{"NUL alone matches nothing", clients.Query{Search: "\x00"}, 0, 0, 1, 20, 0, ""},
+			{"blank search is no search", clients.Query{Search: "  "}, 47, 3, 1, 20, 20, "100% Real"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -330,10 +317,10 @@ func TestClientStoreSyncClaims(t *testing.T) {
 		if err != nil || claimed.ID != c.ID {
 			t.Fatalf("first claim: %v", err)
 		}
-		if _, _, err := s.ClaimSync(ctx, c.ID, time.Minute); !errors.Is(err, credit.ErrClientSyncInProgress) {
+		if _, _, err := s.ClaimSync(ctx, c.ID, time.Minute); !errors.Is(err, clients.ErrSyncInProgress) {
 			t.Fatalf("second claim: %v, want ErrClientSyncInProgress", err)
 		}
-		if _, _, err := s.ClaimSync(ctx, 424242, time.Minute); !errors.Is(err, credit.ErrClientNotFound) {
+		if _, _, err := s.ClaimSync(ctx, 424242, time.Minute); !errors.Is(err, clients.ErrNotFound) {
 			t.Fatalf("claim of unknown id: %v", err)
 		}
 		if err := s.ReleaseSync(ctx, c.ID, token); err != nil {
@@ -348,15 +335,15 @@ func TestClientStoreSyncClaims(t *testing.T) {
 		if err != nil {
 			t.Fatalf("takeover of an expired claim: %v", err)
 		}
-		if _, err := s.FinishSync(ctx, c.ID, token, credit.SyncOutcome{SentVersion: 1, CodigoCliente: "C-X"}); !errors.Is(err, credit.ErrClientSyncInProgress) {
+		if _, err := s.FinishSync(ctx, c.ID, token, clients.SyncOutcome{SentVersion: 1, CodigoCliente: "C-X"}); !errors.Is(err, clients.ErrSyncInProgress) {
 			t.Fatalf("finish with a lost claim: %v", err)
 		}
 		// The client changes while the ERP is being called: the answer is recorded but the
 		// client stays unsynced, since the ERP holds the old data.
-		if _, err := s.Update(ctx, fmt.Sprint(c.ID), func(c *credit.Client) error { c.NombreCliente = "Ana 2"; return nil }); err != nil {
+		if _, err := s.Update(ctx, fmt.Sprint(c.ID), func(c *clients.Client) error { c.NombreCliente = "Ana 2"; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		done, err := s.FinishSync(ctx, c.ID, stolen, credit.SyncOutcome{SentVersion: 1, CodigoCliente: "C-1", Response: credit.RawJSON(`{"codigo_cliente":"C-1"}`)})
+		done, err := s.FinishSync(ctx, c.ID, stolen, clients.SyncOutcome{SentVersion: 1, CodigoCliente: "C-1", Response: clients.RawJSON(`{"codigo_cliente":"C-1"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +354,7 @@ func TestClientStoreSyncClaims(t *testing.T) {
 		if err != nil {
 			t.Fatalf("claim after finish: %v", err)
 		}
-		done, err = s.FinishSync(ctx, c.ID, token, credit.SyncOutcome{SentVersion: 2, CodigoCliente: "C-1", Response: credit.RawJSON(`{"codigo_cliente":"C-1","x":[1,2]}`)})
+		done, err = s.FinishSync(ctx, c.ID, token, clients.SyncOutcome{SentVersion: 2, CodigoCliente: "C-1", Response: clients.RawJSON(`{"codigo_cliente":"C-1","x":[1,2]}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
-package credit
+package consumption
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,10 +14,36 @@ import (
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
-func migrated(t *testing.T, tg storagetest.Target) {
+// migrated applies this package's migrations (credit.Migrations holds them too; importing it
+// here would be a cycle).
+func migrated(t *testing.T, tg storagetest.Target) *Store {
 	t.Helper()
-	if _, err := storage.Migrate(t.Context(), tg.DB, MigrationsTable, Migrations); err != nil {
+	if _, err := storage.Migrate(t.Context(), tg.DB, "credit_migrations", storage.NewMigrations(Migrations...)); err != nil {
 		t.Fatal(err)
+	}
+	return NewStore(tg.DB)
+}
+
+// insertar stores c as a granted authorization, with its audited attempt.
+func insertar(t *testing.T, s *Store, c *Consumo) {
+	t.Helper()
+	in := &Intento{Operacion: UpstreamGrabarAutorizacion, Solicitud: json.RawMessage(`{}`), Resultado: ResultadoPendiente, IniciadoAt: c.CreatedAt}
+	if err := s.StartIntento(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	in.Resultado, in.TerminadoAt = ResultadoOK, c.CreatedAt
+	if err := s.InsertAutorizado(t.Context(), c, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimFor is the claim closure of op.
+func claimFor(op Operacion, now time.Time) func(*Consumo) (*Intento, error) {
+	return func(c *Consumo) (*Intento, error) {
+		if err := c.IniciarOperacion(op, now); err != nil {
+			return nil, err
+		}
+		return &Intento{Operacion: c.OperacionEnCurso, Solicitud: json.RawMessage(`{}`), Resultado: ResultadoPendiente, IniciadoAt: now}, nil
 	}
 }
 
@@ -32,33 +59,26 @@ func nuevoConsumo(id string, now time.Time) *Consumo {
 
 func TestConsumoStoreRoundTrip(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		migrated(t, tg)
+		s := migrated(t, tg)
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 		c := nuevoConsumo("A-1", now)
-		if err := insertConsumo(t.Context(), tg.DB, c); err != nil {
-			t.Fatal(err)
-		}
+		insertar(t, s, c)
 		if c.ID == 0 {
 			t.Fatal("insert did not return the id")
 		}
-		if err := c.IniciarOperacion(OpConfirmar, now); err != nil {
-			t.Fatal(err)
-		}
-		ok, err := guardar(t.Context(), tg.DB, c, EstadoAutorizado, "", columnasMarcador...)
-		if err != nil || !ok {
-			t.Fatalf("claim: %v %v", ok, err)
+		claim, err := s.Claim(t.Context(), "A-1", claimFor(OpConfirmar, now))
+		if err != nil {
+			t.Fatalf("claim: %v", err)
 		}
 		fecha, _ := ParseFecha("2026-03-01")
 		f := Factura{NumeroFactura: "001-001-000000123", MontoFacturado: decimal.RequireFromString("150.75"), FechaFactura: fecha}
-		if err := c.Confirmar(f, "", json.RawMessage(`{"ok":true}`), now.Add(time.Second)); err != nil {
-			t.Fatal(err)
+		claim.Intento.Resultado, claim.Intento.TerminadoAt = ResultadoOK, now.Add(time.Second)
+		if _, err := s.Settle(t.Context(), claim, func(c *Consumo) error {
+			return c.Confirmar(f, "", json.RawMessage(`{"ok":true}`), now.Add(time.Second))
+		}); err != nil {
+			t.Fatalf("complete: %v", err)
 		}
-		ok, err = guardar(t.Context(), tg.DB, c, EstadoAutorizado, UpstreamGrabarConsumo,
-			append(columnasMarcador, "estado", "numero_factura", "monto_facturado", "fecha_factura", "numero_operacion", "creditsystem_consumo_response")...)
-		if err != nil || !ok {
-			t.Fatalf("complete: %v %v", ok, err)
-		}
-		got, err := consumoPorAutorizacion(t.Context(), tg.DB, "A-1")
+		got, err := s.ByAutorizacion(t.Context(), "A-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +98,7 @@ func TestConsumoStoreRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(got.CreditsystemAuthResponse, &raw); err != nil || raw["autorizacion"] != "A-1" {
 			t.Fatalf("auth response %s: %v", got.CreditsystemAuthResponse, err)
 		}
-		if _, err := consumoPorAutorizacion(t.Context(), tg.DB, "nope"); !isNotFound(err) {
+		if _, err := s.ByAutorizacion(t.Context(), "nope"); !isNotFound(err) {
 			t.Fatalf("unknown id: %v", err)
 		}
 	})
@@ -88,35 +108,25 @@ func isNotFound(err error) bool { _, ok := err.(*AutorizacionNotFoundError); ret
 
 func TestClaimHasExactlyOneWinner(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		migrated(t, tg)
+		s := migrated(t, tg)
 		now := time.Now().UTC()
-		if err := insertConsumo(t.Context(), tg.DB, nuevoConsumo("A-2", now)); err != nil {
-			t.Fatal(err)
-		}
+		insertar(t, s, nuevoConsumo("A-2", now))
 		var winners atomic.Int32
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c, err := consumoPorAutorizacion(t.Context(), tg.DB, "A-2")
-				if err != nil {
-					t.Error(err)
-					return
-				}
 				op := OpConfirmar
 				if i%2 == 1 {
 					op = OpReverso
 				}
-				if c.IniciarOperacion(op, now) != nil {
-					return
-				}
-				ok, err := guardar(t.Context(), tg.DB, c, EstadoAutorizado, "", columnasMarcador...)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
+				_, err := s.Claim(t.Context(), "A-2", claimFor(op, now))
+				switch {
+				case err == nil:
 					winners.Add(1)
+				case !errors.Is(err, ErrInFlight):
+					t.Errorf("a losing claim: %v, want ErrInFlight", err)
 				}
 			}()
 		}

@@ -1,4 +1,4 @@
-package credit
+package clients
 
 import (
 	"context"
@@ -17,26 +17,35 @@ import (
 
 // Pagination of the client list (specification "Limits"; the maximum is the design's decision).
 const (
-	DefaultClientsPerPage = 20
-	MaxClientsPerPage     = 100
+	DefaultPerPage = 20
+	MaxPerPage     = 100
 )
 
-// ClientStore persists clients with bun on SQLite or PostgreSQL (schema: clientMigrations, part
-// of Migrations). Its methods are safe for concurrent use; uniqueness is enforced by the database,
-// never by a read-then-write in Go.
-type ClientStore struct {
+// Store persists clients with bun on SQLite or PostgreSQL (schema: Migrations). It owns the
+// transactions, the compare-and-set and the columns; its methods are safe for concurrent use.
+// Uniqueness is enforced by the database, never by a read-then-write in Go.
+type Store struct {
 	db  *bun.DB
 	now func() time.Time
 }
 
-// NewClientStore returns a store on db, whose schema must be migrated (Migrations).
-func NewClientStore(db *bun.DB) *ClientStore {
-	return &ClientStore{db: db, now: func() time.Time { return time.Now().UTC() }}
+// NewStore returns a store on db, whose schema must be migrated (Migrations).
+func NewStore(db *bun.DB) *Store {
+	return &Store{db: db, now: func() time.Time { return time.Now().UTC() }}
 }
+
+// The unique constraints of the clients table (see Migrations).
+var (
+	uniqueIdentificacion = storage.Unique{Name: "clients_identificacion_empresa_key", Table: "clients", Columns: []string{"identificacion", "codigo_empresa"}}
+	uniqueCodigoCliente  = storage.Unique{Name: "clients_codigo_cliente_key", Table: "clients", Columns: []string{"codigo_cliente"}}
+)
+
+// syncColumns are written only by a sync (FinishSync), never by Update.
+var syncColumns = []string{"erp_response", "erp_synced_at"}
 
 // clock returns the current time in UTC, truncated to microseconds so that what is answered
 // equals what PostgreSQL gives back later.
-func (s *ClientStore) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
 func searchText(c *Client) string {
 	codigo := ""
@@ -48,14 +57,15 @@ func searchText(c *Client) string {
 }
 
 // Insert stores c as a new client (erp_synced false, version 1), filling ID and the timestamps.
-// A duplicate (identificacion, codigo_empresa) is ErrClientExists; a codigo_cliente already held
-// by another client is ErrCodigoClienteTaken.
-func (s *ClientStore) Insert(ctx context.Context, c *Client) error {
+// A duplicate (identificacion, codigo_empresa) is ErrExists; a codigo_cliente already held by
+// another client is ErrCodigoClienteTaken.
+func (s *Store) Insert(ctx context.Context, c *Client) error {
 	now := s.clock()
 	c.CreatedAt, c.UpdatedAt = now, now
 	c.ERPSynced, c.ERPSyncedAt, c.ERPResponse = false, nil, nil
 	c.Version = 1
-	_, err := s.db.NewInsert().Model(c).Value("search_text", "?", searchText(c)).Returning("id").Exec(ctx)
+	c.SearchText = searchText(c)
+	_, err := s.db.NewInsert().Model(c).Returning("id").Exec(ctx)
 	if err != nil {
 		return uniqueError(err, "insert client")
 	}
@@ -64,30 +74,28 @@ func (s *ClientStore) Insert(ctx context.Context, c *Client) error {
 
 // uniqueError turns a unique violation into the sentinel naming the rule that was broken.
 func uniqueError(err error, op string) error {
-	if storage.IsUniqueViolation(err) {
-		// PostgreSQL names the index (clients_codigo_cliente_key), SQLite the column
-		// (clients.codigo_cliente): both contain the column name.
-		if strings.Contains(err.Error(), "codigo_cliente") {
-			return ErrCodigoClienteTaken
-		}
-		return ErrClientExists
+	switch {
+	case uniqueCodigoCliente.Violated(err):
+		return ErrCodigoClienteTaken
+	case uniqueIdentificacion.Violated(err):
+		return ErrExists
 	}
-	return fmt.Errorf("credit: %s: %w", op, err)
+	return fmt.Errorf("clients: %s: %w", op, err)
 }
 
 // ByCodigo returns the client whose codigo_cliente is codigo. Clients get a codigo_cliente only
 // from the ERP sync (or when the caller supplies one), so a client not yet synced is also found
 // by its internal id: when no client holds codigo as codigo_cliente and codigo is a decimal id,
-// the client with that id is returned. ErrClientNotFound otherwise.
-func (s *ClientStore) ByCodigo(ctx context.Context, codigo string) (*Client, error) {
+// the client with that id is returned. ErrNotFound otherwise.
+func (s *Store) ByCodigo(ctx context.Context, codigo string) (*Client, error) {
 	return s.byCodigo(ctx, s.db, codigo, false)
 }
 
-func (s *ClientStore) byCodigo(ctx context.Context, db bun.IDB, codigo string, forUpdate bool) (*Client, error) {
+func (s *Store) byCodigo(ctx context.Context, db bun.IDB, codigo string, forUpdate bool) (*Client, error) {
 	if strings.IndexByte(codigo, 0) >= 0 {
 		// No stored codigo holds NUL (PostgreSQL cannot store it), and bun would drop it from
 		// the query on PostgreSQL and find another client.
-		return nil, &ClientNotFoundError{Codigo: codigo}
+		return nil, &NotFoundError{Codigo: codigo}
 	}
 	c := new(Client)
 	q := db.NewSelect().Model(c).Where("codigo_cliente = ?", codigo)
@@ -98,26 +106,26 @@ func (s *ClientStore) byCodigo(ctx context.Context, db bun.IDB, codigo string, f
 	if errors.Is(err, sql.ErrNoRows) {
 		id, perr := strconv.ParseInt(codigo, 10, 64)
 		if perr != nil || id <= 0 || strconv.FormatInt(id, 10) != codigo {
-			return nil, &ClientNotFoundError{Codigo: codigo}
+			return nil, &NotFoundError{Codigo: codigo}
 		}
 		c, err := s.byID(ctx, db, id, forUpdate)
-		if errors.Is(err, ErrClientNotFound) {
-			return nil, &ClientNotFoundError{Codigo: codigo}
+		if errors.Is(err, ErrNotFound) {
+			return nil, &NotFoundError{Codigo: codigo}
 		}
 		return c, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("credit: get client: %w", err)
+		return nil, fmt.Errorf("clients: get client: %w", err)
 	}
 	return c.normalized(), nil
 }
 
-// ByID returns the client with the internal id, or ErrClientNotFound.
-func (s *ClientStore) ByID(ctx context.Context, id int64) (*Client, error) {
+// ByID returns the client with the internal id, or ErrNotFound.
+func (s *Store) ByID(ctx context.Context, id int64) (*Client, error) {
 	return s.byID(ctx, s.db, id, false)
 }
 
-func (s *ClientStore) byID(ctx context.Context, db bun.IDB, id int64, forUpdate bool) (*Client, error) {
+func (s *Store) byID(ctx context.Context, db bun.IDB, id int64, forUpdate bool) (*Client, error) {
 	c := new(Client)
 	q := db.NewSelect().Model(c).Where("id = ?", id)
 	if forUpdate && storage.IsPostgres(db) {
@@ -125,24 +133,24 @@ func (s *ClientStore) byID(ctx context.Context, db bun.IDB, id int64, forUpdate 
 	}
 	if err := q.Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrClientNotFound
+			return nil, ErrNotFound
 		}
-		return nil, fmt.Errorf("credit: get client: %w", err)
+		return nil, fmt.Errorf("clients: get client: %w", err)
 	}
 	return c.normalized(), nil
 }
 
 // ByIdentificacion returns the client registered for (codigoEmpresa, identificacion), or
-// ErrClientNotFound.
-func (s *ClientStore) ByIdentificacion(ctx context.Context, codigoEmpresa, identificacion string) (*Client, error) {
+// ErrNotFound.
+func (s *Store) ByIdentificacion(ctx context.Context, codigoEmpresa, identificacion string) (*Client, error) {
 	c := new(Client)
 	err := s.db.NewSelect().Model(c).
 		Where("identificacion = ?", identificacion).Where("codigo_empresa = ?", codigoEmpresa).Scan(ctx)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ErrClientNotFound
+			return nil, ErrNotFound
 		}
-		return nil, fmt.Errorf("credit: find client: %w", err)
+		return nil, fmt.Errorf("clients: find client: %w", err)
 	}
 	return c.normalized(), nil
 }
@@ -162,7 +170,7 @@ func (c *Client) normalized() *Client {
 // the current record and changes it in place; the store then writes every data column, grows the
 // version, sets updated_at and erp_synced = false. An error from fn aborts the update and is
 // returned as is.
-func (s *ClientStore) Update(ctx context.Context, codigo string, fn func(*Client) error) (*Client, error) {
+func (s *Store) Update(ctx context.Context, codigo string, fn func(*Client) error) (*Client, error) {
 	var out *Client
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		c, err := s.byCodigo(ctx, tx, codigo, true)
@@ -176,16 +184,16 @@ func (s *ClientStore) Update(ctx context.Context, codigo string, fn func(*Client
 		c.ERPSynced = false
 		c.Version = version + 1
 		c.UpdatedAt = s.clock()
-		res, err := set(tx.NewUpdate().Table("clients"), dataColumns(c)).
-			Set("search_text = ?", searchText(c)).
-			Where("id = ?", c.ID).Where("version = ?", version).Exec(ctx)
+		c.SearchText = searchText(c)
+		res, err := tx.NewUpdate().Model(c).ExcludeColumn(append([]string{"id", "created_at"}, syncColumns...)...).
+			WherePK().Where("version = ?", version).Exec(ctx)
 		if err != nil {
 			return uniqueError(err, "update client")
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			// Cannot happen while the row is locked (FOR UPDATE, or SQLite's immediate
 			// transaction); kept so a lost update would be loud rather than silent.
-			return fmt.Errorf("credit: update client %d: concurrent modification", c.ID)
+			return fmt.Errorf("clients: update client %d: concurrent modification", c.ID)
 		}
 		out = c
 		return nil
@@ -196,41 +204,11 @@ func (s *ClientStore) Update(ctx context.Context, codigo string, fn func(*Client
 	return out, nil
 }
 
-type column struct {
-	name  string
-	value any
-}
-
-// dataColumns are the columns an update writes: every field a caller may change, plus the
-// bookkeeping that goes with a change.
-func dataColumns(c *Client) []column {
-	return []column{
-		{"codigo_cliente", c.CodigoCliente}, {"codigo_empresa", c.CodigoEmpresa},
-		{"nombre_cliente", c.NombreCliente}, {"identificacion", c.Identificacion}, {"email", c.Email},
-		{"telefono_1", c.Telefono1}, {"telefono_2", c.Telefono2}, {"direccion_1", c.Direccion1},
-		{"codigo_vendedor", c.CodigoVendedor}, {"termino_pagos", c.TerminoPagos},
-		{"limite_credito_1", c.LimiteCredito1}, {"limite_credito_2", c.LimiteCredito2},
-		{"codigo_sucursal", c.CodigoSucursal}, {"localizacion", c.Localizacion},
-		{"lista_precios", c.ListaPrecios}, {"nivel_riesgo", c.NivelRiesgo}, {"extra_fields", c.ExtraFields},
-		{"erp_synced", c.ERPSynced}, {"source_system", c.SourceSystem}, {"updated_at", c.UpdatedAt},
-		{"version", c.Version},
-	}
-}
-
-// set writes explicit SET clauses: bun ignores a model's columns once any Set is given, and the
-// bookkeeping columns are not part of the model.
-func set(q *bun.UpdateQuery, cols []column) *bun.UpdateQuery {
-	for _, c := range cols {
-		q = q.Set("? = ?", bun.Ident(c.name), c.value)
-	}
-	return q
-}
-
-// ClientQuery selects a page of the client list.
-type ClientQuery struct {
+// Query selects a page of the client list.
+type Query struct {
 	// Page is 1-based; values below 1 mean 1.
 	Page int
-	// PerPage is clamped to 1..MaxClientsPerPage; 0 means DefaultClientsPerPage.
+	// PerPage is clamped to 1..MaxPerPage; 0 means DefaultPerPage.
 	PerPage int
 	// Search, when not blank, keeps the clients whose nombre_cliente, identificacion or
 	// codigo_cliente contains it, ignoring case.
@@ -238,24 +216,24 @@ type ClientQuery struct {
 }
 
 // Normalized returns q with Page and PerPage brought into range.
-func (q ClientQuery) Normalized() ClientQuery {
+func (q Query) Normalized() Query {
 	if q.Page < 1 {
 		q.Page = 1
 	}
 	switch {
 	case q.PerPage == 0:
-		q.PerPage = DefaultClientsPerPage
+		q.PerPage = DefaultPerPage
 	case q.PerPage < 1:
 		q.PerPage = 1
-	case q.PerPage > MaxClientsPerPage:
-		q.PerPage = MaxClientsPerPage
+	case q.PerPage > MaxPerPage:
+		q.PerPage = MaxPerPage
 	}
 	q.Search = strings.TrimSpace(q.Search)
 	return q
 }
 
-// ClientPage is one page of the client list.
-type ClientPage struct {
+// Page is one page of the client list.
+type Page struct {
 	Clients []*Client
 	// TotalCount counts every client matching the search; TotalPages is
 	// ceil(TotalCount / PerPage) (0 when nothing matches).
@@ -266,12 +244,12 @@ type ClientPage struct {
 }
 
 // List returns a page of clients, newest first (by id, descending).
-func (s *ClientStore) List(ctx context.Context, q ClientQuery) (*ClientPage, error) {
+func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	q = q.Normalized()
 	if strings.IndexByte(q.Search, 0) >= 0 {
 		// No stored text holds NUL, and bun would drop it from the query on PostgreSQL, so
 		// "a\x00b" would match "ab".
-		return &ClientPage{Clients: []*Client{}, CurrentPage: q.Page, PerPage: q.PerPage}, nil
+		return &Page{Clients: []*Client{}, CurrentPage: q.Page, PerPage: q.PerPage}, nil
 	}
 	filter := func(sel *bun.SelectQuery) *bun.SelectQuery {
 		if q.Search == "" {
@@ -281,7 +259,7 @@ func (s *ClientStore) List(ctx context.Context, q ClientQuery) (*ClientPage, err
 	}
 	total, err := filter(s.db.NewSelect().Model((*Client)(nil))).Count(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("credit: count clients: %w", err)
+		return nil, fmt.Errorf("clients: count clients: %w", err)
 	}
 	pages := (total + q.PerPage - 1) / q.PerPage
 	clients := []*Client{}
@@ -291,13 +269,13 @@ func (s *ClientStore) List(ctx context.Context, q ClientQuery) (*ClientPage, err
 	if q.Page <= pages {
 		if err := filter(s.db.NewSelect().Model(&clients)).OrderExpr("id DESC").
 			Limit(q.PerPage).Offset((q.Page - 1) * q.PerPage).Scan(ctx); err != nil {
-			return nil, fmt.Errorf("credit: list clients: %w", err)
+			return nil, fmt.Errorf("clients: list clients: %w", err)
 		}
 	}
 	for _, c := range clients {
 		c.normalized()
 	}
-	return &ClientPage{
+	return &Page{
 		Clients:     clients,
 		TotalCount:  total,
 		TotalPages:  pages,
@@ -312,8 +290,8 @@ func escapeLike(s string) string {
 
 // ClaimSync marks an ERP synchronisation of client id as in flight and returns the claim token
 // with the client as it is now. While a claim younger than lease exists, another claim is
-// ErrClientSyncInProgress; an older claim is taken over (its holder is presumed dead).
-func (s *ClientStore) ClaimSync(ctx context.Context, id int64, lease time.Duration) (string, *Client, error) {
+// ErrSyncInProgress; an older claim is taken over (its holder is presumed dead).
+func (s *Store) ClaimSync(ctx context.Context, id int64, lease time.Duration) (string, *Client, error) {
 	token := uuid.NewString()
 	now := s.clock()
 	res, err := s.db.NewUpdate().Table("clients").
@@ -323,13 +301,13 @@ func (s *ClientStore) ClaimSync(ctx context.Context, id int64, lease time.Durati
 			return q.Where("erp_sync_claim IS NULL").WhereOr("erp_sync_claimed_at < ?", now.Add(-lease))
 		}).Exec(ctx)
 	if err != nil {
-		return "", nil, fmt.Errorf("credit: claim client sync: %w", err)
+		return "", nil, fmt.Errorf("clients: claim client sync: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		if _, err := s.ByID(ctx, id); err != nil {
 			return "", nil, err
 		}
-		return "", nil, ErrClientSyncInProgress
+		return "", nil, ErrSyncInProgress
 	}
 	c, err := s.ByID(ctx, id)
 	if err != nil {
@@ -339,12 +317,12 @@ func (s *ClientStore) ClaimSync(ctx context.Context, id int64, lease time.Durati
 }
 
 // ReleaseSync drops the claim token of client id without recording anything (the sync failed).
-func (s *ClientStore) ReleaseSync(ctx context.Context, id int64, token string) error {
+func (s *Store) ReleaseSync(ctx context.Context, id int64, token string) error {
 	_, err := s.db.NewUpdate().Table("clients").
 		Set("erp_sync_claim = NULL").Set("erp_sync_claimed_at = NULL").
 		Where("id = ?", id).Where("erp_sync_claim = ?", token).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("credit: release client sync: %w", err)
+		return fmt.Errorf("clients: release client sync: %w", err)
 	}
 	return nil
 }
@@ -363,7 +341,7 @@ type SyncOutcome struct {
 // claim: erp_response, erp_synced_at and the codigo_cliente the ERP assigned are stored, and
 // erp_synced becomes true unless the client changed while the ERP was being called (its data in
 // the ERP is then already stale, so it stays false and needs another sync).
-func (s *ClientStore) FinishSync(ctx context.Context, id int64, token string, out SyncOutcome) (*Client, error) {
+func (s *Store) FinishSync(ctx context.Context, id int64, token string, out SyncOutcome) (*Client, error) {
 	var done *Client
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		c, err := s.byID(ctx, tx, id, true)
@@ -379,17 +357,18 @@ func (s *ClientStore) FinishSync(ctx context.Context, id int64, token string, ou
 			c.CodigoCliente = &codigo
 		}
 		c.UpdatedAt = now
-		res, err := set(tx.NewUpdate().Table("clients"), []column{
-			{"codigo_cliente", c.CodigoCliente}, {"erp_synced", c.ERPSynced}, {"erp_synced_at", c.ERPSyncedAt},
-			{"erp_response", c.ERPResponse}, {"updated_at", c.UpdatedAt}, {"search_text", searchText(c)},
-		}).
+		c.SearchText = searchText(c)
+		res, err := tx.NewUpdate().Table("clients").
+			Set("codigo_cliente = ?", c.CodigoCliente).Set("erp_synced = ?", c.ERPSynced).
+			Set("erp_synced_at = ?", c.ERPSyncedAt).Set("erp_response = ?", c.ERPResponse).
+			Set("updated_at = ?", c.UpdatedAt).Set("search_text = ?", c.SearchText).
 			Set("erp_sync_claim = NULL").Set("erp_sync_claimed_at = NULL").
 			Where("id = ?", id).Where("erp_sync_claim = ?", token).Exec(ctx)
 		if err != nil {
 			return uniqueError(err, "record client sync")
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return ErrClientSyncInProgress
+			return ErrSyncInProgress
 		}
 		done = c
 		return nil

@@ -1,4 +1,4 @@
-package credit
+package clients
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/platform/integrations/internal/storage"
 )
 
-// clientMigrations create the client registry. Uniqueness lives in the database so that
+// Migrations create the client registry (part of credit.Migrations). Uniqueness lives in the database so that
 // concurrent creates cannot both win: the pair (identificacion, codigo_empresa) always, and
 // codigo_cliente when present (NULLs never collide in a unique index, on either engine).
 //
@@ -17,7 +17,7 @@ import (
 // identificacion and codigo_cliente, lowered in Go so search ignores case beyond ASCII on SQLite
 // too) and erp_sync_claim / erp_sync_claimed_at (an ERP sync in flight, so two concurrent syncs
 // never both call the ERP).
-var clientMigrations = []storage.Migration{
+var Migrations = []storage.Migration{
 	{
 		Name: "20261122000100_create_clients",
 		Up: func(ctx context.Context, tx bun.Tx) error {

@@ -1,4 +1,4 @@
-package credit
+package consumption
 
 import (
 	"errors"
@@ -9,22 +9,22 @@ import (
 // Sentinels of the consumption module, reached with errors.Is; the struct errors below carry
 // the details and match them.
 var (
-	// ErrAutorizacionNotFound: no consumption record has the authorization id (HTTP 404).
-	ErrAutorizacionNotFound = errors.New("credit: authorization not found")
-	// ErrInvalidState: the record's state does not allow the operation (HTTP 400).
-	ErrInvalidState = errors.New("credit: state does not allow the operation")
-	// ErrNoInvoice: a consumption reversal needs the stored invoice number (HTTP 400).
-	ErrNoInvoice = errors.New("credit: no invoice number stored")
-	// ErrInFlight: another request holds the record while it calls the creditsystem (HTTP 409).
-	ErrInFlight = errors.New("credit: another operation on the authorization is in progress")
+	// ErrAutorizacionNotFound: no consumption record has the authorization id.
+	ErrAutorizacionNotFound = errors.New("consumption: authorization not found")
+	// ErrInvalidState: the record's state does not allow the operation.
+	ErrInvalidState = errors.New("consumption: state does not allow the operation")
+	// ErrNoInvoice: a consumption reversal needs the stored invoice number.
+	ErrNoInvoice = errors.New("consumption: no invoice number stored")
+	// ErrInFlight: another request holds the record while it calls the creditsystem.
+	ErrInFlight = errors.New("consumption: another operation on the authorization is in progress")
 	// ErrOutcomeUnknown: an earlier operation timed out and may have been applied; the record is
-	// held until an operator reconciles it (HTTP 409).
-	ErrOutcomeUnknown = errors.New("credit: the outcome of an earlier operation is unknown")
+	// held until an operator reconciles it.
+	ErrOutcomeUnknown = errors.New("consumption: the outcome of an earlier operation is unknown")
 	// ErrNotHeld: an internal inconsistency, an outcome written for a marker the record no
 	// longer holds (for example because an operator reconciled it meanwhile).
-	ErrNotHeld = errors.New("credit: record not held by the operation")
+	ErrNotHeld = errors.New("consumption: record not held by the operation")
 	// ErrNothingToReconcile: Reconciliar on a record that holds no in-flight marker.
-	ErrNothingToReconcile = errors.New("credit: no operation to reconcile")
+	ErrNothingToReconcile = errors.New("consumption: no operation to reconcile")
 )
 
 // AutorizacionNotFoundError names the unknown authorization id.

@@ -1,4 +1,4 @@
-package credit_test
+package clients_test
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
-	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
 type registry struct {
-	*credit.Clients
-	store *credit.ClientStore
+	*clients.Service
+	store *clients.Store
 	erp   *erptest.Server
 }
 
@@ -35,18 +35,35 @@ func newRegistry(t *testing.T, tg storagetest.Target, timeout time.Duration, opt
 		t.Fatal(err)
 	}
 	store := migratedStore(t, tg)
-	clients, err := credit.NewClients(store, ec)
+	svc, err := clients.NewService(store, ec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return registry{clients, store, srv}
+	return registry{svc, store, srv}
 }
 
-func fields(t *testing.T, body string) credit.ClientFields {
+// fields builds the input from a JSON object the way a decoder would: text members by their
+// specification names, limits as decimal text, extra_fields as an object.
+func fields(t *testing.T, body string) clients.Fields {
 	t.Helper()
-	var f credit.ClientFields
-	if err := json.Unmarshal([]byte(body), &f); err != nil {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
 		t.Fatal(err)
+	}
+	var f clients.Fields
+	for name, field := range f.TextFields() {
+		var v string
+		if raw, ok := m[name]; ok && json.Unmarshal(raw, &v) == nil {
+			*field = clients.FieldValue(v)
+		}
+	}
+	var limit string
+	if raw, ok := m["limite_credito_1"]; ok && json.Unmarshal(raw, &limit) == nil {
+		f.LimiteCredito1 = clients.FieldValue(decimal.RequireFromString(limit))
+	}
+	var extra clients.ExtraFields
+	if raw, ok := m["extra_fields"]; ok && json.Unmarshal(raw, &extra) == nil {
+		f.ExtraFields = clients.FieldValue(extra)
 	}
 	return f
 }
@@ -61,36 +78,36 @@ func TestCreateFromCreditSystem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.SourceSystem != credit.SourceCreditSystem || c.ERPSynced || c.CodigoCliente != nil || c.CodigoVendedor != nil || pre.Found || pre.CheckedAt.IsZero() {
+		if c.SourceSystem != clients.SourceCreditSystem || c.ERPSynced || c.CodigoCliente != nil || c.CodigoVendedor != nil || pre.Found || pre.CheckedAt.IsZero() {
 			t.Fatalf("created %+v pre-check %+v", c, pre)
 		}
 
 		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0102030405"}`))
-		var exists *credit.ClientExistsError
-		if !errors.As(err, &exists) || exists.Reason != credit.ReasonExistsLocal || exists.Local == nil || exists.Local.ID != c.ID || exists.Found || exists.ERPClient != nil {
+		var exists *clients.ExistsError
+		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsLocal || exists.Local == nil || exists.Local.ID != c.ID || exists.Found || exists.ERPClient != nil {
 			t.Fatalf("repeat: %v %+v, want EXISTS_LOCAL with the local record", err, exists)
 		}
-		if !errors.Is(err, credit.ErrClientExists) {
+		if !errors.Is(err, clients.ErrExists) {
 			t.Fatal("ClientExistsError must match ErrClientExists")
 		}
 
 		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"X","identificacion":"`+erptest.ExistingIdentificacion+`"}`))
-		if !errors.As(err, &exists) || exists.Reason != credit.ReasonExistsInERP || !exists.Found || exists.ERPClient.CodigoCliente != erptest.ExistingCodigoCliente || exists.Local != nil {
+		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsInERP || !exists.Found || exists.ERPClient.CodigoCliente != erptest.ExistingCodigoCliente || exists.Local != nil {
 			t.Fatalf("ERP client: %v %+v, want EXISTS_IN_ERP", err, exists)
 		}
 
 		// Known in both: the ERP wins.
-		if _, err := r.Create(ctx, credit.SourceDashboard, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.ExistingIdentificacion+`"}`)); err != nil {
+		if _, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.ExistingIdentificacion+`"}`)); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.ExistingIdentificacion+`"}`))
-		if !errors.As(err, &exists) || exists.Reason != credit.ReasonExistsInERP || exists.Local == nil {
+		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsInERP || exists.Local == nil {
 			t.Fatalf("both: %v %+v, want EXISTS_IN_ERP with local_record", err, exists)
 		}
 
 		lookups := r.erp.Calls(erp.OpLookupClient)
 		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","identificacion":"1","email":"nope"}`))
-		var ve *credit.ClientValidationError
+		var ve *clients.ValidationError
 		if !errors.As(err, &ve) || len(ve.Problems) != 2 {
 			t.Fatalf("invalid input: %v", err)
 		}
@@ -104,7 +121,7 @@ func TestCreateFromCreditSystem(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.Message != "consulta rechazada" {
 			t.Fatalf("ERP rejection: %v", err)
 		}
-		if _, err := r.store.ByIdentificacion(ctx, "000598", "0202020202"); !errors.Is(err, credit.ErrClientNotFound) {
+		if _, err := r.store.ByIdentificacion(ctx, "000598", "0202020202"); !errors.Is(err, clients.ErrNotFound) {
 			t.Fatalf("a failed pre-check stored the client: %v", err)
 		}
 	})
@@ -166,7 +183,7 @@ func TestSyncERP(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		r := newRegistry(t, tg, time.Second)
 		ctx := t.Context()
-		c, err := r.Create(ctx, credit.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0404040404",
+		c, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0404040404",
 			"telefono_1":"0991","limite_credito_1":"1500.50","extra_fields":{"valor_1":"10.5","texto_1":"nota"}}`))
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +210,7 @@ func TestSyncERP(t *testing.T) {
 			}
 		}
 
-		if _, err := r.Update(ctx, "C-0404040404", credit.SourceCreditSystem, fields(t, `{"telefono_1":"0999"}`)); err != nil {
+		if _, err := r.Update(ctx, "C-0404040404", clients.SourceCreditSystem, fields(t, `{"telefono_1":"0999"}`)); err != nil {
 			t.Fatal(err)
 		}
 		res, err = r.SyncERP(ctx, "C-0404040404")
@@ -206,7 +223,7 @@ func TestSyncERP(t *testing.T) {
 		if got, _ := r.erp.Client("000598", "0404040404"); got.Telefono1 != "0999" {
 			t.Fatalf("ERP holds telefono %q after the update sync", got.Telefono1)
 		}
-		if _, err := r.SyncERP(ctx, "NOPE"); !errors.Is(err, credit.ErrClientNotFound) {
+		if _, err := r.SyncERP(ctx, "NOPE"); !errors.Is(err, clients.ErrNotFound) {
 			t.Fatalf("unknown codigo: %v", err)
 		}
 	})
@@ -216,22 +233,22 @@ func TestSyncERPFailuresRecordNothing(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		r := newRegistry(t, tg, time.Second)
 		ctx := t.Context()
-		bad, err := r.Create(ctx, credit.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"`+erptest.ErrorAPINombre+`","identificacion":"0505050505"}`))
+		bad, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"`+erptest.ErrorAPINombre+`","identificacion":"0505050505"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = r.SyncERP(ctx, fmt.Sprint(bad.ID))
 		var apiErr *erp.APIError
-		var syncErr *credit.ClientSyncError
+		var syncErr *clients.SyncError
 		if !errors.As(err, &apiErr) || !errors.As(err, &syncErr) || syncErr.Operation != erp.OperationCreate {
-			t.Fatalf("error_api: %v, want *erp.APIError inside a create *credit.ClientSyncError", err)
+			t.Fatalf("error_api: %v, want *erp.APIError inside a create *clients.SyncError", err)
 		}
 		after, _ := r.Get(ctx, fmt.Sprint(bad.ID))
 		if after.ERPSynced || after.ERPSyncedAt != nil || after.ERPResponse != nil || after.CodigoCliente != nil {
 			t.Fatalf("a rejected sync recorded something: %+v", after)
 		}
 
-		slow, err := r.Create(ctx, credit.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Lento","identificacion":"0606060606"}`))
+		slow, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Lento","identificacion":"0606060606"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +267,7 @@ func TestSyncERPFailuresRecordNothing(t *testing.T) {
 func TestConcurrentSyncsCallTheERPOnce(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		r := newRegistry(t, tg, 2*time.Second, erptest.WithSyncDelay(300*time.Millisecond))
-		c, err := r.Create(t.Context(), credit.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0707070707"}`))
+		c, err := r.Create(t.Context(), clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0707070707"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +287,7 @@ func TestConcurrentSyncsCallTheERPOnce(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case errors.Is(err, credit.ErrClientSyncInProgress):
+			case errors.Is(err, clients.ErrSyncInProgress):
 				busy++
 			default:
 				t.Errorf("unexpected: %v", err)

@@ -1,4 +1,4 @@
-package credit
+package consumption
 
 import (
 	"database/sql/driver"
@@ -113,8 +113,11 @@ type Consumo struct {
 	OperacionIniciadaAt time.Time `bun:"operacion_iniciada_at,nullzero"`
 	// ResultadoDesconocido is set when the operation in OperacionEnCurso timed out or lost its
 	// connection: the creditsystem may or may not have applied it, so the record stays held
-	// until an operator reconciles it (see [Consumos.Reconciliar]).
+	// until an operator reconciles it (see [Service.Reconciliar]).
 	ResultadoDesconocido bool `bun:"resultado_desconocido,notnull"`
+	// FacturaEnCurso is the invoice of the confirmation that holds the record, kept so that an
+	// operator's reconciliation completes it from the record alone; nil otherwise.
+	FacturaEnCurso *Factura `bun:"operacion_factura"`
 
 	CreatedAt time.Time `bun:"created_at,notnull"`
 	UpdatedAt time.Time `bun:"updated_at,notnull"`
@@ -122,11 +125,11 @@ type Consumo struct {
 
 // Factura is the invoice data sent with a confirmation and stored when it succeeds.
 type Factura struct {
-	NumeroFactura  string
-	MontoFacturado decimal.Decimal
-	FechaFactura   Fecha
-	ValorIVA       *decimal.Decimal // optional, sent upstream only
-	ValorComision  *decimal.Decimal // optional, sent upstream only
+	NumeroFactura  string           `json:"numero_factura"`
+	MontoFacturado decimal.Decimal  `json:"monto_facturado"`
+	FechaFactura   Fecha            `json:"fecha_factura"`
+	ValorIVA       *decimal.Decimal `json:"valor_iva,omitempty"`      // optional, sent upstream only
+	ValorComision  *decimal.Decimal `json:"valor_comision,omitempty"` // optional, sent upstream only
 }
 
 // permite reports whether op may start on c now: the state must allow it and no other operation
@@ -138,7 +141,7 @@ func (c *Consumo) permite(op Operacion) error {
 	}
 	t, ok := transiciones[op]
 	if !ok {
-		return fmt.Errorf("credit: unknown operation %q", op)
+		return fmt.Errorf("consumption: unknown operation %q", op)
 	}
 	if !slices.Contains(t.desde, c.Estado) {
 		return &StateError{AutorizacionID: c.AutorizacionID, Estado: c.Estado, Operacion: op}
@@ -161,14 +164,14 @@ func (c *Consumo) RegistrarOTP(otp string, now time.Time) error {
 }
 
 // IniciarOperacion sets the in-flight marker for the upstream call of op, when the state allows
-// op. The caller persists the marker with a compare-and-set before calling upstream.
+// op. The store commits the marker before the upstream call.
 func (c *Consumo) IniciarOperacion(op Operacion, now time.Time) error {
 	if err := c.permite(op); err != nil {
 		return err
 	}
 	t := transiciones[op]
 	if t.upstream == "" {
-		return fmt.Errorf("credit: %s calls no upstream operation", op)
+		return fmt.Errorf("consumption: %s calls no upstream operation", op)
 	}
 	c.OperacionEnCurso = t.upstream
 	c.OperacionIniciadaAt = now
@@ -190,6 +193,7 @@ func (c *Consumo) completar(op Operacion, now time.Time) error {
 	c.OperacionEnCurso = ""
 	c.OperacionIniciadaAt = time.Time{}
 	c.ResultadoDesconocido = false
+	c.FacturaEnCurso = nil
 	c.UpdatedAt = now
 	return nil
 }
@@ -222,6 +226,7 @@ func (c *Consumo) LiberarOperacion(now time.Time) {
 	c.OperacionEnCurso = ""
 	c.OperacionIniciadaAt = time.Time{}
 	c.ResultadoDesconocido = false
+	c.FacturaEnCurso = nil
 	c.UpdatedAt = now
 }
 
@@ -245,7 +250,7 @@ const FechaLayout = time.DateOnly
 func ParseFecha(s string) (Fecha, error) {
 	t, err := time.Parse(FechaLayout, s)
 	if err != nil {
-		return Fecha{}, fmt.Errorf("credit: date %q is not yyyy-mm-dd", s)
+		return Fecha{}, fmt.Errorf("consumption: date %q is not yyyy-mm-dd", s)
 	}
 	return Fecha{t}, nil
 }
@@ -280,7 +285,7 @@ func (f *Fecha) Scan(src any) error {
 	case []byte:
 		return f.scanText(string(v))
 	}
-	return fmt.Errorf("credit: cannot scan %T into a date", src)
+	return fmt.Errorf("consumption: cannot scan %T into a date", src)
 }
 
 func (f *Fecha) scanText(s string) error {

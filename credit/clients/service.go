@@ -1,4 +1,4 @@
-package credit
+package clients
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/platform/integrations/erp"
+	"github.com/platform/integrations/internal/validation"
 )
 
-// ClientERP is what the client registry needs from the ERP; *erp.Client implements it.
-type ClientERP interface {
+// ERP is what the client registry needs from the ERP; *erp.Client implements it.
+type ERP interface {
 	Lookup(ctx context.Context, q erp.LookupQuery) (*erp.LookupResult, error)
 	SyncClient(ctx context.Context, op erp.Operation, p erp.ClientPayload) (*erp.SyncResult, error)
 }
@@ -23,35 +24,37 @@ type ClientERP interface {
 // or its deadline (ERP_TIMEOUT) passes.
 const DefaultSyncLease = 2 * time.Minute
 
-// Clients is the client registry: the domain operations behind the client endpoints.
-type Clients struct {
-	store *ClientStore
-	erp   ClientERP
+// Service is the client registry: the use cases behind the client endpoints. It is safe for
+// concurrent use and keeps no state of its own, so several service instances can share one
+// database.
+type Service struct {
+	store *Store
+	erp   ERP
 	now   func() time.Time
 	lease time.Duration
 }
 
-// ClientsOption configures Clients.
-type ClientsOption func(*Clients) error
+// Option configures a Service.
+type Option func(*Service) error
 
 // WithSyncLease sets the lease of a sync claim (default DefaultSyncLease). Set it above the ERP
 // timeout, or a slow but live sync could be overtaken.
-func WithSyncLease(d time.Duration) ClientsOption {
-	return func(c *Clients) error {
+func WithSyncLease(d time.Duration) Option {
+	return func(c *Service) error {
 		if d <= 0 {
-			return fmt.Errorf("credit: WithSyncLease: lease must be positive, got %s", d)
+			return fmt.Errorf("clients: WithSyncLease: lease must be positive, got %s", d)
 		}
 		c.lease = d
 		return nil
 	}
 }
 
-// WithClientsClock replaces the clock used for erp_pre_check.checked_at and for the store's
+// WithClock replaces the clock used for erp_pre_check.checked_at and for the store's
 // timestamps (tests).
-func WithClientsClock(now func() time.Time) ClientsOption {
-	return func(c *Clients) error {
+func WithClock(now func() time.Time) Option {
+	return func(c *Service) error {
 		if now == nil {
-			return errors.New("credit: WithClientsClock: nil clock")
+			return errors.New("clients: WithClock: nil clock")
 		}
 		c.now = now
 		c.store.now = now
@@ -59,12 +62,12 @@ func WithClientsClock(now func() time.Time) ClientsOption {
 	}
 }
 
-// NewClients returns the registry on store, reaching the ERP through erpClient.
-func NewClients(store *ClientStore, erpClient ClientERP, opts ...ClientsOption) (*Clients, error) {
+// NewService returns the registry on store, reaching the ERP through erpClient.
+func NewService(store *Store, erpClient ERP, opts ...Option) (*Service, error) {
 	if store == nil || erpClient == nil {
-		return nil, errors.New("credit: NewClients: store and ERP client are required")
+		return nil, errors.New("clients: NewService: store and ERP client are required")
 	}
-	c := &Clients{store: store, erp: erpClient, now: func() time.Time { return time.Now().UTC() }, lease: DefaultSyncLease}
+	c := &Service{store: store, erp: erpClient, now: func() time.Time { return time.Now().UTC() }, lease: DefaultSyncLease}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -74,40 +77,40 @@ func NewClients(store *ClientStore, erpClient ClientERP, opts ...ClientsOption) 
 }
 
 // Create validates f and stores a new client with erp_synced false and the given source system.
-// Errors: *ClientValidationError, ErrClientExists, ErrCodigoClienteTaken.
-func (c *Clients) Create(ctx context.Context, source string, f ClientFields) (*Client, error) {
+// Errors: *ValidationError, ErrExists, ErrCodigoClienteTaken.
+func (c *Service) Create(ctx context.Context, source string, f Fields) (*Client, error) {
 	if err := f.Validate(true); err != nil {
 		return nil, err
 	}
 	client := &Client{SourceSystem: source}
-	f.apply(client)
+	f.Apply(client)
 	if err := c.store.Insert(ctx, client); err != nil {
 		return nil, err
 	}
 	return client, nil
 }
 
-// Update applies the fields sent in f to the client found by codigo (see ClientStore.ByCodigo);
-// erp_synced becomes false and source_system becomes source. Errors: *ClientValidationError,
-// ErrClientNotFound, ErrClientExists, ErrCodigoClienteTaken.
-func (c *Clients) Update(ctx context.Context, codigo, source string, f ClientFields) (*Client, error) {
+// Update applies the fields sent in f to the client found by codigo (see Store.ByCodigo);
+// erp_synced becomes false and source_system becomes source. Errors: *ValidationError,
+// ErrNotFound, ErrExists, ErrCodigoClienteTaken.
+func (c *Service) Update(ctx context.Context, codigo, source string, f Fields) (*Client, error) {
 	if err := f.Validate(false); err != nil {
 		return nil, err
 	}
 	return c.store.Update(ctx, codigo, func(client *Client) error {
-		f.apply(client)
+		f.Apply(client)
 		client.SourceSystem = source
 		return nil
 	})
 }
 
-// Get returns the client found by codigo, or ErrClientNotFound.
-func (c *Clients) Get(ctx context.Context, codigo string) (*Client, error) {
+// Get returns the client found by codigo, or ErrNotFound.
+func (c *Service) Get(ctx context.Context, codigo string) (*Client, error) {
 	return c.store.ByCodigo(ctx, codigo)
 }
 
-// List returns a page of clients (see ClientStore.List).
-func (c *Clients) List(ctx context.Context, q ClientQuery) (*ClientPage, error) {
+// List returns a page of clients (see Store.List).
+func (c *Service) List(ctx context.Context, q Query) (*Page, error) {
 	return c.store.List(ctx, q)
 }
 
@@ -115,14 +118,6 @@ func (c *Clients) List(ctx context.Context, q ClientQuery) (*ClientPage, error) 
 type PreCheck struct {
 	CheckedAt time.Time
 	Found     bool
-}
-
-// MarshalJSON renders erp_pre_check: {"checked_at": ISO 8601, "found": bool}.
-func (p PreCheck) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		CheckedAt string `json:"checked_at"`
-		Found     bool   `json:"found"`
-	}{FormatTime(p.CheckedAt), p.Found})
 }
 
 // Lookup is the answer of both pre-checks for one (codigo_empresa, identificacion).
@@ -134,16 +129,35 @@ type Lookup struct {
 	Local *Client
 }
 
-// Lookup asks the ERP's external query and the local store about (q.CodigoEmpresa,
-// q.Identificacion) at the same time; q.NombreCliente, when set, is sent to the ERP with the
-// query (see erp.Client.Lookup). An ERP failure (*erp.APIError, *erp.TransportError) is
-// returned as is; the local answer is then dropped.
-func (c *Clients) Lookup(ctx context.Context, q erp.LookupQuery) (*Lookup, error) {
+// LookupQuery names the client both pre-checks look for.
+type LookupQuery struct {
+	CodigoEmpresa  string
+	Identificacion string
+	// NombreCliente, when set, is sent to the ERP with the query (see erp.Client.Lookup).
+	NombreCliente string
+}
+
+// Validate checks codigo_empresa (at most 20 characters) and identificacion (at most 50), both
+// required.
+func (q LookupQuery) Validate() error {
+	var p validation.Problems
+	p.Text("codigo_empresa", q.CodigoEmpresa, true, 20)
+	p.Text("identificacion", q.Identificacion, true, 50)
+	return p.Err()
+}
+
+// Lookup asks the ERP's external query and the local store about the client at the same time.
+// An invalid query is a *ValidationError; an ERP failure (an upstream.Error of the erp package) is
+// returned as is, and the local answer is then dropped.
+func (c *Service) Lookup(ctx context.Context, q LookupQuery) (*Lookup, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
 	codigoEmpresa, identificacion := q.CodigoEmpresa, q.Identificacion
 	out := &Lookup{PreCheck: PreCheck{CheckedAt: c.now().UTC()}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		res, err := c.erp.Lookup(gctx, q)
+		res, err := c.erp.Lookup(gctx, erp.LookupQuery(q))
 		if err != nil {
 			return err
 		}
@@ -153,7 +167,7 @@ func (c *Clients) Lookup(ctx context.Context, q erp.LookupQuery) (*Lookup, error
 	g.Go(func() error {
 		local, err := c.store.ByIdentificacion(gctx, codigoEmpresa, identificacion)
 		switch {
-		case errors.Is(err, ErrClientNotFound):
+		case errors.Is(err, ErrNotFound):
 			return nil
 		case err != nil:
 			return err
@@ -174,51 +188,51 @@ const (
 	ReasonExistsLocal = "EXISTS_LOCAL"
 )
 
-// ClientExistsError is the refusal of CreateFromCreditSystem: the client already exists in the
+// ExistsError is the refusal of CreateFromCreditSystem: the client already exists in the
 // ERP (Reason ReasonExistsInERP, ERPClient set, Local possibly set too) or only locally (Reason
-// ReasonExistsLocal). errors.Is(err, ErrClientExists) holds.
-type ClientExistsError struct {
+// ReasonExistsLocal). errors.Is(err, ErrExists) holds.
+type ExistsError struct {
 	Reason string
 	Lookup
 }
 
-func (e *ClientExistsError) Error() string {
+func (e *ExistsError) Error() string {
 	if e.Reason == ReasonExistsInERP {
-		return "credit: the client already exists in the ERP"
+		return "clients: the client already exists in the ERP"
 	}
-	return "credit: the client already exists in the local registry"
+	return "clients: the client already exists in the local registry"
 }
 
-// Is makes errors.Is(err, ErrClientExists) hold.
-func (e *ClientExistsError) Is(target error) bool { return target == ErrClientExists }
+// Is makes errors.Is(err, ErrExists) hold.
+func (e *ExistsError) Is(target error) bool { return target == ErrExists }
 
 // CreateFromCreditSystem is the creditsystem's entry point: only the fields of
-// ClientFields.CreditSystemFields are taken, the ERP and the local store are checked in parallel,
+// Fields.CreditSystemFields are taken, the ERP and the local store are checked in parallel,
 // and the client is created (source CREDITSYSTEM, erp_synced false) only when neither knows it.
-// Errors: *ClientValidationError; *ClientExistsError (EXISTS_IN_ERP before EXISTS_LOCAL); the
+// Errors: *ValidationError; *ExistsError (EXISTS_IN_ERP before EXISTS_LOCAL); the
 // ERP's errors. A create that loses a race with an identical one is reported as EXISTS_LOCAL, so
 // repeating the request never creates twice.
-func (c *Clients) CreateFromCreditSystem(ctx context.Context, f ClientFields) (*Client, PreCheck, error) {
+func (c *Service) CreateFromCreditSystem(ctx context.Context, f Fields) (*Client, PreCheck, error) {
 	f = f.CreditSystemFields()
 	if err := f.Validate(true); err != nil {
 		return nil, PreCheck{}, err
 	}
 	// The pre-check sends the name too: an ERP that will not take this client (the fake's
 	// nombre_cliente ERROR_API) refuses it here, a 502, before anything is created.
-	look, err := c.Lookup(ctx, erp.LookupQuery{CodigoEmpresa: f.CodigoEmpresa.Value, Identificacion: f.Identificacion.Value, NombreCliente: f.NombreCliente.Value})
+	look, err := c.Lookup(ctx, LookupQuery{CodigoEmpresa: f.CodigoEmpresa.Value, Identificacion: f.Identificacion.Value, NombreCliente: f.NombreCliente.Value})
 	if err != nil {
 		return nil, PreCheck{}, err
 	}
 	switch {
 	case look.Found:
-		return nil, look.PreCheck, &ClientExistsError{Reason: ReasonExistsInERP, Lookup: *look}
+		return nil, look.PreCheck, &ExistsError{Reason: ReasonExistsInERP, Lookup: *look}
 	case look.Local != nil:
-		return nil, look.PreCheck, &ClientExistsError{Reason: ReasonExistsLocal, Lookup: *look}
+		return nil, look.PreCheck, &ExistsError{Reason: ReasonExistsLocal, Lookup: *look}
 	}
 	client := &Client{SourceSystem: SourceCreditSystem}
-	f.apply(client)
+	f.Apply(client)
 	if err := c.store.Insert(ctx, client); err != nil {
-		if !errors.Is(err, ErrClientExists) {
+		if !errors.Is(err, ErrExists) {
 			return nil, PreCheck{}, err
 		}
 		local, lerr := c.store.ByIdentificacion(ctx, client.CodigoEmpresa, client.Identificacion)
@@ -226,7 +240,7 @@ func (c *Clients) CreateFromCreditSystem(ctx context.Context, f ClientFields) (*
 			return nil, PreCheck{}, errors.Join(err, lerr)
 		}
 		look.Local = local
-		return nil, look.PreCheck, &ClientExistsError{Reason: ReasonExistsLocal, Lookup: *look}
+		return nil, look.PreCheck, &ExistsError{Reason: ReasonExistsLocal, Lookup: *look}
 	}
 	return client, look.PreCheck, nil
 }
@@ -242,18 +256,18 @@ type SyncResult struct {
 	ERP *erp.SyncResult
 }
 
-// ClientSyncError is an ERP failure during SyncERP: it names the operation asked of the ERP
+// SyncError is an ERP failure during SyncERP: it names the operation asked of the ERP
 // (Operation.String() is "create" or "update") and wraps the erp package's error.
-type ClientSyncError struct {
+type SyncError struct {
 	Operation erp.Operation
 	Err       error
 }
 
-func (e *ClientSyncError) Error() string {
-	return "credit: ERP sync (" + e.Operation.String() + "): " + e.Err.Error()
+func (e *SyncError) Error() string {
+	return "clients: ERP sync (" + e.Operation.String() + "): " + e.Err.Error()
 }
 
-func (e *ClientSyncError) Unwrap() error { return e.Err }
+func (e *SyncError) Unwrap() error { return e.Err }
 
 // SyncOperation is the operacion a sync of client sends: update (1) once the ERP has accepted
 // the client before (erp_synced_at is set: erp_synced true, or false again after a PUT), create
@@ -267,13 +281,13 @@ func SyncOperation(client *Client) erp.Operation {
 }
 
 // SyncERP sends the client found by codigo to the ERP (POST /clients/:codigo/sync-erp). Only one
-// sync of a client runs at a time (ErrClientSyncInProgress otherwise), and no database transaction
+// sync of a client runs at a time (ErrSyncInProgress otherwise), and no database transaction
 // is held while the ERP is called. On success erp_response, erp_synced_at and the codigo_cliente
 // the ERP assigned are stored and erp_synced becomes true (unless the client was updated during
-// the call). On any ERP failure nothing is recorded and a *ClientSyncError is returned, wrapping
+// the call). On any ERP failure nothing is recorded and a *SyncError is returned, wrapping
 // *erp.APIError for a rejection or *erp.TransportError (erp.IsTimeout) for no answer. A sync that
 // timed out may have been applied by the ERP; it is never retried automatically.
-func (c *Clients) SyncERP(ctx context.Context, codigo string) (*SyncResult, error) {
+func (c *Service) SyncERP(ctx context.Context, codigo string) (*SyncResult, error) {
 	found, err := c.store.ByCodigo(ctx, codigo)
 	if err != nil {
 		return nil, err
@@ -285,7 +299,7 @@ func (c *Clients) SyncERP(ctx context.Context, codigo string) (*SyncResult, erro
 	op := SyncOperation(client)
 	res, err := c.erp.SyncClient(ctx, op, Payload(client))
 	if err != nil {
-		err = &ClientSyncError{Operation: op, Err: err}
+		err = &SyncError{Operation: op, Err: err}
 		// The claim is released even when the caller has gone away.
 		if rerr := c.store.ReleaseSync(context.WithoutCancel(ctx), client.ID, token); rerr != nil {
 			return nil, errors.Join(err, rerr)

@@ -1,8 +1,7 @@
-package credit_test
+package clients_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
 	"github.com/platform/integrations/internal/storage"
@@ -17,7 +17,7 @@ import (
 
 // The creditsystem's entry point: a new client is stored unsynced, a repeat is EXISTS_LOCAL,
 // and a client the ERP already has is EXISTS_IN_ERP. The manual sync then creates it in the ERP.
-func ExampleClients_CreateFromCreditSystem() {
+func ExampleService_CreateFromCreditSystem() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "clients-example")
 	defer os.RemoveAll(dir)
@@ -32,22 +32,25 @@ func ExampleClients_CreateFromCreditSystem() {
 	fake := erptest.NewServer()
 	defer fake.Close()
 	erpClient, _ := erp.New(fake.Config(2 * time.Second))
-	clients, _ := credit.NewClients(credit.NewClientStore(db), erpClient)
+	svc, _ := clients.NewService(clients.NewStore(db), erpClient)
 
-	var in credit.ClientFields
-	_ = json.Unmarshal([]byte(`{"codigo_empresa":"000598","nombre_cliente":"Ana Pérez","identificacion":"0102030405"}`), &in)
-	c, pre, err := clients.CreateFromCreditSystem(ctx, in)
+	in := clients.Fields{
+		CodigoEmpresa:  clients.FieldValue("000598"),
+		NombreCliente:  clients.FieldValue("Ana Pérez"),
+		Identificacion: clients.FieldValue("0102030405"),
+	}
+	c, pre, err := svc.CreateFromCreditSystem(ctx, in)
 	fmt.Println(err, c.SourceSystem, c.ERPSynced, c.CodigoCliente == nil, pre.Found)
 
-	_, _, err = clients.CreateFromCreditSystem(ctx, in)
-	var exists *credit.ClientExistsError
+	_, _, err = svc.CreateFromCreditSystem(ctx, in)
+	var exists *clients.ExistsError
 	fmt.Println(errors.As(err, &exists), exists.Reason)
 
-	_ = json.Unmarshal([]byte(`{"identificacion":"`+erptest.ExistingIdentificacion+`"}`), &in)
-	_, _, err = clients.CreateFromCreditSystem(ctx, in)
+	in.Identificacion = clients.FieldValue(erptest.ExistingIdentificacion)
+	_, _, err = svc.CreateFromCreditSystem(ctx, in)
 	fmt.Println(errors.As(err, &exists), exists.Reason, exists.ERPClient.CodigoCliente)
 
-	res, err := clients.SyncERP(ctx, fmt.Sprint(c.ID))
+	res, err := svc.SyncERP(ctx, fmt.Sprint(c.ID))
 	fmt.Println(err, res.Operation, *res.Client.CodigoCliente, res.Client.ERPSynced)
 	// Output:
 	// <nil> CREDITSYSTEM false true false

@@ -1,4 +1,4 @@
-package credit
+package consumption
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"github.com/platform/integrations/internal/storage"
 )
 
-var consumoMigrations = []storage.Migration{
+// Migrations create the consumption records and their audit (part of credit.Migrations).
+var Migrations = []storage.Migration{
 	{
 		Name: "20261122000200_create_consumos",
 		Up: func(ctx context.Context, tx bun.Tx) error {
@@ -71,6 +72,17 @@ var consumoMigrations = []storage.Migration{
 		},
 		Down: func(ctx context.Context, tx bun.Tx) error {
 			return storage.DDL(ctx, tx, `DROP TABLE consumo_intentos`)
+		},
+	},
+	{
+		// The invoice of a confirmation in flight lives on the record, so that reconciling it
+		// needs nothing but the record.
+		Name: "20261125000100_consumos_operacion_factura",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos ADD COLUMN operacion_factura $JSON`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN operacion_factura`)
 		},
 	},
 }

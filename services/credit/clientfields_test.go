@@ -1,20 +1,31 @@
-package credit
+package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/credit"
+	"github.com/platform/integrations/credit/clients"
+	"github.com/platform/integrations/internal/storage"
+	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
-func decodeFields(t *testing.T, body string) ClientFields {
+// decodeFields reads a client body as the create and update handlers do.
+func decodeFields(t *testing.T, body string) clients.Fields {
 	t.Helper()
-	var f ClientFields
-	if err := json.Unmarshal([]byte(body), &f); err != nil {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &members); err != nil {
 		t.Fatalf("decode %s: %v", body, err)
 	}
-	return f
+	return fieldsOf(members)
 }
 
 func problemsOf(t *testing.T, err error) []string {
@@ -22,11 +33,11 @@ func problemsOf(t *testing.T, err error) []string {
 	if err == nil {
 		return nil
 	}
-	var ve *ClientValidationError
+	var ve *clients.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("error %v is not a *ClientValidationError", err)
+		t.Fatalf("error %v is not a *clients.ValidationError", err)
 	}
-	return ve.Problems
+	return ve.Strings()
 }
 
 func TestClientFieldsValidate(t *testing.T) {
@@ -72,7 +83,7 @@ func TestClientFieldsValidate(t *testing.T) {
 			"extra_fields.color is not a known extra field", "extra_fields.texto_01 is not a known extra field",
 			"extra_fields.valor_0 is not a known extra field", "extra_fields.valor_11 is not a known extra field"}},
 		{"extra families", `{` + valid + `,"extra_fields":{"valor_1":"abc","fecha_1":"2026-02-30","fecha_2":"28/02/2026","booleano_1":2,
-			"booleano_2":"true","texto_1":"` + strings.Repeat("a", MaxExtraTexto+1) + `","lista_datos_1":5,"alfanumerico_1":{}}}`, true, []string{
+			"booleano_2":"true","texto_1":"` + strings.Repeat("a", clients.MaxExtraTexto+1) + `","lista_datos_1":5,"alfanumerico_1":{}}}`, true, []string{
 			"extra_fields.alfanumerico_1 must be a string", "extra_fields.booleano_1 must be 0, 1, true or false", "extra_fields.booleano_2 must be 0, 1, true or false",
 			"extra_fields.fecha_1 must be a date in yyyy-mm-dd format", "extra_fields.fecha_2 must be a date in yyyy-mm-dd format",
 			"extra_fields.lista_datos_1 must be a string or an array of strings", "extra_fields.texto_1 must be a string at most 32000 characters long",
@@ -85,7 +96,7 @@ func TestClientFieldsValidate(t *testing.T) {
 			"extra_fields.valor_4 must be a number in plain decimal notation (no exponent) of at most 38 digits",
 			"extra_fields.valor_5 must be a number in plain decimal notation (no exponent) of at most 38 digits"}},
 		{"valor at its limits", `{` + valid + `,"extra_fields":{"valor_1":"-` + strings.Repeat("9", 38) + `","valor_2":` + strings.Repeat("1", 20) + `.` + strings.Repeat("2", 18) + `,"valor_3":0}}`, true, nil},
-		{"texto at its maximum", `{` + valid + `,"extra_fields":{"texto_10":"` + strings.Repeat("é", MaxExtraTexto) + `","valor_10":null}}`, true, nil},
+		{"texto at its maximum", `{` + valid + `,"extra_fields":{"texto_10":"` + strings.Repeat("é", clients.MaxExtraTexto) + `","valor_10":null}}`, true, nil},
 		{"one entry per problem", `{"codigo_empresa":"000598","identificacion":"1","email":"bad","limite_credito_1":"x","extra_fields":{"zzz":1}}`, true, []string{
 			"nombre_cliente is required", "email must be a valid e-mail address", "limite_credito_1 must be a numeric string",
 			"extra_fields.zzz is not a known extra field"}},
@@ -101,27 +112,13 @@ func TestClientFieldsValidate(t *testing.T) {
 	}
 }
 
-func TestEveryExtraFieldNameIsAccepted(t *testing.T) {
-	names := extraFieldNames()
-	if len(names) != 60 {
-		t.Fatalf("%d extra field names, want 6 families x 10", len(names))
-	}
-	extra := ExtraFields{}
-	for _, n := range names {
-		extra[n] = json.RawMessage("null")
-	}
-	if p := ValidateExtraFields(extra); p != nil {
-		t.Fatalf("problems %q for the specified names", p)
-	}
-}
-
 func TestApplyRewritesExtraStrings(t *testing.T) {
-	c := &Client{}
+	c := &clients.Client{}
 	f := decodeFields(t, "{\"extra_fields\":{\"texto_1\":\"a\\ud800b\",\"texto_2\":\"\\udc00\",\"texto_3\":\"ok \\ud83d\\ude00 <&>\",\"texto_4\":\"x\xffy\"}}")
 	if err := f.Validate(false); err != nil {
 		t.Fatal(err)
 	}
-	f.apply(c)
+	f.Apply(c)
 	want := map[string]string{"texto_1": "\"a\uFFFDb\"", "texto_2": "\"\uFFFD\"", "texto_3": "\"ok \U0001F600 <&>\"", "texto_4": "\"x\uFFFDy\""}
 	for k, w := range want {
 		if got := string(c.ExtraFields[k]); got != w {
@@ -132,14 +129,14 @@ func TestApplyRewritesExtraStrings(t *testing.T) {
 
 func TestApplyChangesOnlyWhatIsSent(t *testing.T) {
 	email, tel := "old@example.com", "0991"
-	c := &Client{NombreCliente: "Ana", Identificacion: "1", CodigoEmpresa: "E", Email: &email, Telefono1: &tel,
-		ExtraFields: ExtraFields{"valor_1": json.RawMessage("1"), "texto_1": json.RawMessage(`"a"`)}}
+	c := &clients.Client{NombreCliente: "Ana", Identificacion: "1", CodigoEmpresa: "E", Email: &email, Telefono1: &tel,
+		ExtraFields: clients.ExtraFields{"valor_1": json.RawMessage("1"), "texto_1": json.RawMessage(`"a"`)}}
 	f := decodeFields(t, `{"nombre_cliente":" Ana María ","email":null,"extra_fields":{"valor_1":null,"fecha_1":"2026-01-01",
 		"valor_2":"7.50","booleano_1":"1","valor_3": 1.10 }}`)
 	if err := f.Validate(false); err != nil {
 		t.Fatal(err)
 	}
-	f.apply(c)
+	f.Apply(c)
 	if c.NombreCliente != "Ana María" {
 		t.Errorf("nombre_cliente %q, want trimmed new value", c.NombreCliente)
 	}
@@ -197,11 +194,112 @@ func TestExtraListasAndBooleanos(t *testing.T) {
 			if got != nil {
 				t.Fatalf("problems %q, want none", got)
 			}
-			c := &Client{}
-			f.apply(c)
+			c := &clients.Client{}
+			f.Apply(c)
 			if s := string(c.ExtraFields[tc.key]); s != tc.stored {
 				t.Fatalf("stored %s, want %s", s, tc.stored)
 			}
 		})
 	}
+}
+
+// FuzzClientFields feeds arbitrary request bodies through decoding, validation and the mapping to
+// the record and the ERP payload: none of it may panic, and whatever validation accepts must
+// produce a record whose JSON is valid and whose extra fields are all known names.
+func FuzzClientFields(f *testing.F) {
+	for _, seed := range []string{
+		`{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0102030405"}`,
+		`{"codigo_empresa":"1","nombre_cliente":"B","identificacion":"2","limite_credito_1":"1500.50","limite_credito_2":12,
+			"extra_fields":{"valor_1":"7.25","booleano_1":"1","fecha_1":"2026-02-28","texto_1":"x","lista_datos_10":"L"}}`,
+		`{"email":null,"limite_credito_1":"","extra_fields":{"valor_1":null}}`,
+		`{"limite_credito_1":"1e400","extra_fields":{"valor_2":1e400,"booleano_2":1.0}}`,
+		`[]`, `null`, `{"extra_fields":[]}`, `{"nombre_cliente":{"a":1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var members map[string]json.RawMessage
+		if json.Unmarshal(body, &members) != nil {
+			return
+		}
+		in := fieldsOf(members)
+		for _, create := range []bool{true, false} {
+			fields := in
+			if err := fields.Validate(create); err != nil {
+				continue
+			}
+			c := &clients.Client{CodigoEmpresa: "E", NombreCliente: "N", Identificacion: "I"}
+			fields.Apply(c)
+			out, err := json.Marshal(toClientJSON(c))
+			if err != nil || !json.Valid(out) {
+				t.Fatalf("record of accepted input %q does not marshal: %v", body, err)
+			}
+			if p := clients.ValidateExtraFields(c.ExtraFields); p != nil {
+				t.Fatalf("accepted extra fields that fail their own rules: %v", p)
+			}
+			_ = clients.Payload(c)
+		}
+	})
+}
+
+// BenchmarkClientFieldsValidate: decoding and validating a full create body with extra fields.
+func BenchmarkClientFieldsValidate(b *testing.B) {
+	body := []byte(`{"codigo_empresa":"000598","nombre_cliente":"Ana Pérez","identificacion":"0102030405","email":"ana@example.com",
+		"telefono_1":"0991","limite_credito_1":"1500.50","limite_credito_2":"2000","extra_fields":{"valor_1":"7.25","booleano_1":1,
+		"fecha_1":"2026-02-28","texto_1":"nota","lista_datos_1":"A","alfanumerico_1":"X1"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var f clients.Fields
+		if err := json.Unmarshal(body, &f); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Validate(true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestClientJSON: the record as the API answers it, read back from the store on both engines:
+// id as a string, limits as JSON numbers with two decimals, timestamps in UTC ISO 8601 with
+// milliseconds, extra fields with every digit.
+func TestClientJSON(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		if _, err := storage.Migrate(t.Context(), tg.DB, credit.MigrationsTable, credit.Migrations); err != nil {
+			t.Fatal(err)
+		}
+		s := clients.NewStore(tg.DB)
+		codigo := "C-1"
+		c := &clients.Client{CodigoEmpresa: "000598", Identificacion: "0102030405", NombreCliente: "José Ñandú", CodigoCliente: &codigo,
+			SourceSystem:   clients.SourceDashboard,
+			LimiteCredito1: decimal.NewNullDecimal(decimal.RequireFromString("999999999999.99")),
+			LimiteCredito2: decimal.NewNullDecimal(decimal.RequireFromString("1500.50")),
+			ExtraFields:    clients.ExtraFields{"valor_1": json.RawMessage("12345678901234567890.123456789")}}
+		if err := s.Insert(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ByCodigo(t.Context(), codigo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, _ := json.Marshal(toClientJSON(got))
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(have))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m["limite_credito_1"] != json.Number("999999999999.99") || m["limite_credito_2"] != json.Number("1500.50") {
+			t.Fatalf("limits %v %v: want exact JSON numbers", m["limite_credito_1"], m["limite_credito_2"])
+		}
+		if m["id"] != fmt.Sprint(c.ID) {
+			t.Fatalf("id %#v, want the string %q", m["id"], fmt.Sprint(c.ID))
+		}
+		if _, err := time.Parse(time.RFC3339, m["created_at"].(string)); err != nil || m["created_at"].(string)[23:] != "Z" {
+			t.Fatalf("created_at %v: want ISO 8601 UTC", m["created_at"])
+		}
+		extra := m["extra_fields"].(map[string]any)
+		if extra["valor_1"] != json.Number("12345678901234567890.123456789") {
+			t.Fatalf("extra valor_1 %v: want every digit kept", extra["valor_1"])
+		}
+	})
 }

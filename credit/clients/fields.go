@@ -1,9 +1,10 @@
-package credit
+package clients
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,95 +14,105 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/internal/validation"
 )
 
-// ClientField is one optional input field: whether the caller sent it, whether it was JSON null,
-// and its value. Decoding never fails on a wrong JSON type; the problem is kept and reported by
-// validation together with every other problem of the request.
-type ClientField[T any] struct {
-	Set   bool
-	Null  bool
-	Value T
-	bad   bool
+// Field is one optional input value: whether the caller sent it, whether it was null, its value,
+// and whether what was sent could not be read as a T at all (Invalid: a decoder found a number
+// where text belongs, say; validation reports it with the input's other problems).
+type Field[T any] struct {
+	Set     bool
+	Null    bool
+	Value   T
+	Invalid bool
 }
 
-// FieldValue returns a field holding v, for callers building ClientFields in Go.
-func FieldValue[T any](v T) ClientField[T] { return ClientField[T]{Set: true, Value: v} }
+// FieldValue returns a field holding v.
+func FieldValue[T any](v T) Field[T] { return Field[T]{Set: true, Value: v} }
 
 // FieldNull returns a field sent as null (clears a nullable field on update).
-func FieldNull[T any]() ClientField[T] { return ClientField[T]{Set: true, Null: true} }
+func FieldNull[T any]() Field[T] { return Field[T]{Set: true, Null: true} }
 
-// UnmarshalJSON records that the key was present; encoding/json calls it for null too.
-func (f *ClientField[T]) UnmarshalJSON(b []byte) error {
-	*f = ClientField[T]{Set: true}
-	if bytes.Equal(b, []byte("null")) {
-		f.Null = true
-		return nil
-	}
-	if _, isDecimal := any(&f.Value).(*decimal.Decimal); isDecimal && bytes.Equal(b, []byte(`""`)) {
-		// An empty limit in a form means "no limit", not a malformed number.
-		f.Null = true
-		return nil
-	}
-	if _, isDecimal := any(&f.Value).(*decimal.Decimal); isDecimal {
-		// A limit must be plain decimal text, quoted or not: no exponent (1e-999999999 would
-		// make rounding allocate without bound), no sign other than minus, no spaces.
-		text := string(b)
-		if len(b) > 0 && b[0] == '"' {
-			if json.Unmarshal(b, &text) != nil {
-				text = ""
+// FieldInvalid returns a field whose value could not be read as a T.
+func FieldInvalid[T any]() Field[T] { return Field[T]{Set: true, Invalid: true} }
+
+// Fields is the input of create and update: every field of the client record a caller may send.
+// On update only the fields with Set change; Null clears a nullable field.
+type Fields struct {
+	CodigoCliente  Field[string]
+	CodigoEmpresa  Field[string]
+	NombreCliente  Field[string]
+	Identificacion Field[string]
+	Email          Field[string]
+	Telefono1      Field[string]
+	Telefono2      Field[string]
+	Direccion1     Field[string]
+	CodigoVendedor Field[string]
+	TerminoPagos   Field[string]
+	LimiteCredito1 Field[decimal.Decimal]
+	LimiteCredito2 Field[decimal.Decimal]
+	CodigoSucursal Field[string]
+	Localizacion   Field[string]
+	ListaPrecios   Field[string]
+	NivelRiesgo    Field[string]
+	ExtraFields    Field[ExtraFields]
+}
+
+// Names of the fields that are not text.
+const (
+	NameLimiteCredito1 = "limite_credito_1"
+	NameLimiteCredito2 = "limite_credito_2"
+	NameExtraFields    = "extra_fields"
+)
+
+// textField is one text field of a client: its name in the specification, its rules, where the
+// input holds it and where it goes on the record. Adding a text field to the client is one row
+// here (plus the record's column).
+type textField struct {
+	name     string
+	required bool // required on create, never null or blank on update
+	max      int  // characters; 0: no maximum (a text column)
+	in       func(*Fields) *Field[string]
+	out      func(*Client) **string // nullable columns
+	outReq   func(*Client) *string  // required columns
+}
+
+var textFields = []textField{
+	{name: "codigo_cliente", max: 80, in: func(f *Fields) *Field[string] { return &f.CodigoCliente }, out: func(c *Client) **string { return &c.CodigoCliente }},
+	{name: "codigo_empresa", required: true, max: 20, in: func(f *Fields) *Field[string] { return &f.CodigoEmpresa }, outReq: func(c *Client) *string { return &c.CodigoEmpresa }},
+	{name: "nombre_cliente", required: true, max: 255, in: func(f *Fields) *Field[string] { return &f.NombreCliente }, outReq: func(c *Client) *string { return &c.NombreCliente }},
+	{name: "identificacion", required: true, max: 50, in: func(f *Fields) *Field[string] { return &f.Identificacion }, outReq: func(c *Client) *string { return &c.Identificacion }},
+	{name: "email", max: 255, in: func(f *Fields) *Field[string] { return &f.Email }, out: func(c *Client) **string { return &c.Email }},
+	{name: "telefono_1", max: 50, in: func(f *Fields) *Field[string] { return &f.Telefono1 }, out: func(c *Client) **string { return &c.Telefono1 }},
+	{name: "telefono_2", max: 50, in: func(f *Fields) *Field[string] { return &f.Telefono2 }, out: func(c *Client) **string { return &c.Telefono2 }},
+	{name: "direccion_1", in: func(f *Fields) *Field[string] { return &f.Direccion1 }, out: func(c *Client) **string { return &c.Direccion1 }},
+	{name: "codigo_vendedor", max: 100, in: func(f *Fields) *Field[string] { return &f.CodigoVendedor }, out: func(c *Client) **string { return &c.CodigoVendedor }},
+	{name: "termino_pagos", max: 100, in: func(f *Fields) *Field[string] { return &f.TerminoPagos }, out: func(c *Client) **string { return &c.TerminoPagos }},
+	{name: "codigo_sucursal", max: 50, in: func(f *Fields) *Field[string] { return &f.CodigoSucursal }, out: func(c *Client) **string { return &c.CodigoSucursal }},
+	{name: "localizacion", max: 50, in: func(f *Fields) *Field[string] { return &f.Localizacion }, out: func(c *Client) **string { return &c.Localizacion }},
+	{name: "lista_precios", max: 50, in: func(f *Fields) *Field[string] { return &f.ListaPrecios }, out: func(c *Client) **string { return &c.ListaPrecios }},
+	{name: "nivel_riesgo", max: 50, in: func(f *Fields) *Field[string] { return &f.NivelRiesgo }, out: func(c *Client) **string { return &c.NivelRiesgo }},
+}
+
+// TextFields lists the text fields of f by their name in the specification, so a decoder fills
+// them by name.
+func (f *Fields) TextFields() iter.Seq2[string, *Field[string]] {
+	return func(yield func(string, *Field[string]) bool) {
+		for _, t := range textFields {
+			if !yield(t.name, t.in(f)) {
+				return
 			}
 		}
-		if !plainDecimal.MatchString(text) {
-			f.bad = true
-			return nil
-		}
 	}
-	if err := json.Unmarshal(b, &f.Value); err != nil {
-		var zero T
-		f.Value, f.bad = zero, true
-	}
-	return nil
-}
-
-var plainDecimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
-
-// MarshalJSON writes the value, or null.
-func (f ClientField[T]) MarshalJSON() ([]byte, error) {
-	if !f.Set || f.Null {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f.Value)
-}
-
-// ClientFields is the input of create and update: every field of the client record a caller may
-// send. On update only the fields with Set change; Null clears a nullable field.
-type ClientFields struct {
-	CodigoCliente  ClientField[string]          `json:"codigo_cliente"`
-	CodigoEmpresa  ClientField[string]          `json:"codigo_empresa"`
-	NombreCliente  ClientField[string]          `json:"nombre_cliente"`
-	Identificacion ClientField[string]          `json:"identificacion"`
-	Email          ClientField[string]          `json:"email"`
-	Telefono1      ClientField[string]          `json:"telefono_1"`
-	Telefono2      ClientField[string]          `json:"telefono_2"`
-	Direccion1     ClientField[string]          `json:"direccion_1"`
-	CodigoVendedor ClientField[string]          `json:"codigo_vendedor"`
-	TerminoPagos   ClientField[string]          `json:"termino_pagos"`
-	LimiteCredito1 ClientField[decimal.Decimal] `json:"limite_credito_1"`
-	LimiteCredito2 ClientField[decimal.Decimal] `json:"limite_credito_2"`
-	CodigoSucursal ClientField[string]          `json:"codigo_sucursal"`
-	Localizacion   ClientField[string]          `json:"localizacion"`
-	ListaPrecios   ClientField[string]          `json:"lista_precios"`
-	NivelRiesgo    ClientField[string]          `json:"nivel_riesgo"`
-	ExtraFields    ClientField[ExtraFields]     `json:"extra_fields"`
 }
 
 // CreditSystemFields keeps only the fields POST /clients/from-creditsystem accepts
 // (codigo_empresa, nombre_cliente, identificacion, email, telefono_1, telefono_2, direccion_1,
 // extra_fields); anything else the caller sent is ignored, codigo_cliente included, since it stays
 // null until the manual ERP sync.
-func (f ClientFields) CreditSystemFields() ClientFields {
-	return ClientFields{
+func (f Fields) CreditSystemFields() Fields {
+	return Fields{
 		CodigoEmpresa:  f.CodigoEmpresa,
 		NombreCliente:  f.NombreCliente,
 		Identificacion: f.Identificacion,
@@ -113,115 +124,75 @@ func (f ClientFields) CreditSystemFields() ClientFields {
 	}
 }
 
-// Limits of the client record (specification "Client record"). A limit of 0 means unlimited
-// length (text columns).
-const (
-	maxCodigoCliente  = 80
-	maxCodigoEmpresa  = 20
-	maxNombreCliente  = 255
-	maxIdentificacion = 50
-	maxEmail          = 255
-	maxTelefono       = 50
-	maxCodigoVendedor = 100
-	maxTerminoPagos   = 100
-	maxShortCode      = 50
-	// MaxExtraTexto is the longest texto_n value, in characters.
-	MaxExtraTexto = 32000
-)
+// MaxExtraTexto is the longest texto_n value, in characters.
+const MaxExtraTexto = 32000
 
 // maxLimite is the largest value of a DECIMAL(14,2) column.
 var maxLimite = decimal.RequireFromString("999999999999.99")
 
-type stringRule struct {
-	name     string
-	field    *ClientField[string]
-	required bool // required on create, never null or blank on update
-	max      int
-}
-
-func (f *ClientFields) stringRules() []stringRule {
-	return []stringRule{
-		{"codigo_cliente", &f.CodigoCliente, false, maxCodigoCliente},
-		{"codigo_empresa", &f.CodigoEmpresa, true, maxCodigoEmpresa},
-		{"nombre_cliente", &f.NombreCliente, true, maxNombreCliente},
-		{"identificacion", &f.Identificacion, true, maxIdentificacion},
-		{"email", &f.Email, false, maxEmail},
-		{"telefono_1", &f.Telefono1, false, maxTelefono},
-		{"telefono_2", &f.Telefono2, false, maxTelefono},
-		{"direccion_1", &f.Direccion1, false, 0},
-		{"codigo_vendedor", &f.CodigoVendedor, false, maxCodigoVendedor},
-		{"termino_pagos", &f.TerminoPagos, false, maxTerminoPagos},
-		{"codigo_sucursal", &f.CodigoSucursal, false, maxShortCode},
-		{"localizacion", &f.Localizacion, false, maxShortCode},
-		{"lista_precios", &f.ListaPrecios, false, maxShortCode},
-		{"nivel_riesgo", &f.NivelRiesgo, false, maxShortCode},
-	}
-}
-
 var emailValidator = validator.New()
 
-// normalize trims the string fields and turns blank optional strings into null, so that an empty
+// normalize trims the text fields and turns blank optional ones into null, so that an empty
 // codigo_cliente never collides in the unique index and an empty e-mail is "no e-mail".
-func (f *ClientFields) normalize() {
-	for _, r := range f.stringRules() {
-		if !r.field.Set || r.field.Null || r.field.bad {
+func (f *Fields) normalize() {
+	for _, t := range textFields {
+		in := t.in(f)
+		if !in.Set || in.Null || in.Invalid {
 			continue
 		}
-		r.field.Value = strings.TrimSpace(r.field.Value)
-		if r.field.Value == "" && !r.required {
-			r.field.Null = true
+		in.Value = strings.TrimSpace(in.Value)
+		if in.Value == "" && !t.required {
+			in.Null = true
 		}
 	}
 }
 
-// Validate checks every field and returns a *ClientValidationError listing every problem, or nil.
+// Validate checks every field and returns a *ValidationError listing every problem, or nil.
 // With forCreate the required fields must be present; otherwise (partial update) only the fields
-// sent are checked. Validate trims string fields in place.
-func (f *ClientFields) Validate(forCreate bool) error {
+// sent are checked. Validate trims text fields in place.
+func (f *Fields) Validate(forCreate bool) error {
 	f.normalize()
-	var problems []string
-	for _, r := range f.stringRules() {
+	var p validation.Problems
+	for _, t := range textFields {
+		in := t.in(f)
 		switch {
-		case r.field.bad:
-			problems = append(problems, r.name+" must be a string")
-		case !r.field.Set && r.required && forCreate:
-			problems = append(problems, r.name+" is required")
-		case !r.field.Set:
-		case r.required && (r.field.Null || r.field.Value == ""):
-			problems = append(problems, r.name+" is required")
-		case r.field.Null:
-		case r.max > 0 && utf8.RuneCountInString(r.field.Value) > r.max:
-			problems = append(problems, fmt.Sprintf("%s must be at most %d characters long", r.name, r.max))
-		case r.name == "email" && emailValidator.Var(r.field.Value, "email") != nil:
-			problems = append(problems, "email must be a valid e-mail address")
+		case in.Invalid:
+			p.Add(t.name, "must be a string")
+		case !in.Set && t.required && forCreate:
+			p.Add(t.name, "is required")
+		case !in.Set:
+		case t.required && (in.Null || in.Value == ""):
+			p.Add(t.name, "is required")
+		case in.Null:
+		case t.max > 0 && utf8.RuneCountInString(in.Value) > t.max:
+			p.Add(t.name, fmt.Sprintf("must be at most %d characters long", t.max))
+		case t.name == "email" && emailValidator.Var(in.Value, "email") != nil:
+			p.Add(t.name, "must be a valid e-mail address")
 		}
 	}
 	for _, l := range []struct {
 		name  string
-		field ClientField[decimal.Decimal]
-	}{{"limite_credito_1", f.LimiteCredito1}, {"limite_credito_2", f.LimiteCredito2}} {
+		field Field[decimal.Decimal]
+	}{{NameLimiteCredito1, f.LimiteCredito1}, {NameLimiteCredito2, f.LimiteCredito2}} {
 		switch {
-		case l.field.bad:
-			problems = append(problems, l.name+" must be a numeric string")
+		case l.field.Invalid:
+			p.Add(l.name, "must be a numeric string")
 		case !l.field.Set || l.field.Null:
 		case l.field.Value.IsNegative():
-			problems = append(problems, l.name+" must not be negative")
+			p.Add(l.name, "must not be negative")
 		case decimalPlaces(l.field.Value) > 2:
-			problems = append(problems, l.name+" must have at most 2 decimal places")
+			p.Add(l.name, "must have at most 2 decimal places")
 		case l.field.Value.GreaterThan(maxLimite):
-			problems = append(problems, l.name+" must be at most "+maxLimite.String())
+			p.Add(l.name, "must be at most "+maxLimite.String())
 		}
 	}
 	switch {
-	case f.ExtraFields.bad:
-		problems = append(problems, "extra_fields must be an object")
+	case f.ExtraFields.Invalid:
+		p.Add(NameExtraFields, "must be an object")
 	case f.ExtraFields.Set && !f.ExtraFields.Null:
-		problems = append(problems, ValidateExtraFields(f.ExtraFields.Value)...)
+		p = append(p, ValidateExtraFields(f.ExtraFields.Value)...)
 	}
-	if len(problems) > 0 {
-		return &ClientValidationError{Problems: problems}
-	}
-	return nil
+	return p.Err()
 }
 
 // decimalPlaces counts the significant digits after the point (trailing zeros do not count).
@@ -253,17 +224,18 @@ var extraFieldName = regexp.MustCompile(`^([a-z_]+_)([1-9]|10)$`)
 
 // ValidateExtraFields checks extra_fields by family (specification "extra_fields families") and
 // returns one problem per bad key, keys in sorted order.
-func ValidateExtraFields(extra ExtraFields) []string {
+func ValidateExtraFields(extra ExtraFields) []Problem {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	var problems []string
+	var problems []Problem
 	for _, k := range keys {
+		field := NameExtraFields + "." + k
 		fam := extraFamilyOf(k)
 		if fam == nil {
-			problems = append(problems, fmt.Sprintf("extra_fields.%s is not a known extra field", k))
+			problems = append(problems, Problem{Field: field, Message: "is not a known extra field"})
 			continue
 		}
 		raw := extra[k]
@@ -271,7 +243,7 @@ func ValidateExtraFields(extra ExtraFields) []string {
 			continue
 		}
 		if want := fam.check(raw); want != "" {
-			problems = append(problems, fmt.Sprintf("extra_fields.%s must be %s", k, want))
+			problems = append(problems, Problem{Field: field, Message: "must be " + want})
 		}
 	}
 	return problems
@@ -323,7 +295,7 @@ func checkExtraNumber(raw json.RawMessage) string {
 	} else if json.Unmarshal(raw, new(json.Number)) != nil {
 		return "numeric"
 	}
-	if !plainDecimal.MatchString(text) {
+	if !validation.PlainDecimal(text) {
 		var n json.Number
 		if json.Unmarshal([]byte(strconv.Quote(text)), &n) == nil {
 			return extraValorShape
@@ -397,24 +369,24 @@ func checkExtraBool(raw json.RawMessage) string {
 	return "0, 1, true or false"
 }
 
-// apply copies the fields sent onto c. It assumes Validate passed.
-func (f *ClientFields) apply(c *Client) {
-	setString := func(dst *string, src ClientField[string]) {
-		if src.Set && !src.Null {
-			*dst = src.Value
-		}
-	}
-	setNullable := func(dst **string, src ClientField[string]) {
+// Apply copies the fields sent onto c. Call it once Validate passed.
+func (f *Fields) Apply(c *Client) {
+	for _, t := range textFields {
+		in := t.in(f)
 		switch {
-		case !src.Set:
-		case src.Null:
-			*dst = nil
+		case !in.Set:
+		case t.outReq != nil:
+			if !in.Null {
+				*t.outReq(c) = in.Value
+			}
+		case in.Null:
+			*t.out(c) = nil
 		default:
-			v := src.Value
-			*dst = &v
+			v := in.Value
+			*t.out(c) = &v
 		}
 	}
-	setLimit := func(dst *decimal.NullDecimal, src ClientField[decimal.Decimal]) {
+	setLimit := func(dst *decimal.NullDecimal, src Field[decimal.Decimal]) {
 		switch {
 		case !src.Set:
 		case src.Null:
@@ -423,22 +395,8 @@ func (f *ClientFields) apply(c *Client) {
 			*dst = decimal.NewNullDecimal(src.Value)
 		}
 	}
-	setNullable(&c.CodigoCliente, f.CodigoCliente)
-	setString(&c.CodigoEmpresa, f.CodigoEmpresa)
-	setString(&c.NombreCliente, f.NombreCliente)
-	setString(&c.Identificacion, f.Identificacion)
-	setNullable(&c.Email, f.Email)
-	setNullable(&c.Telefono1, f.Telefono1)
-	setNullable(&c.Telefono2, f.Telefono2)
-	setNullable(&c.Direccion1, f.Direccion1)
-	setNullable(&c.CodigoVendedor, f.CodigoVendedor)
-	setNullable(&c.TerminoPagos, f.TerminoPagos)
 	setLimit(&c.LimiteCredito1, f.LimiteCredito1)
 	setLimit(&c.LimiteCredito2, f.LimiteCredito2)
-	setNullable(&c.CodigoSucursal, f.CodigoSucursal)
-	setNullable(&c.Localizacion, f.Localizacion)
-	setNullable(&c.ListaPrecios, f.ListaPrecios)
-	setNullable(&c.NivelRiesgo, f.NivelRiesgo)
 	switch {
 	case !f.ExtraFields.Set:
 	case f.ExtraFields.Null:

@@ -1,4 +1,4 @@
-package credit
+package consumption
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 
 const testBypass = "S3CR3T-BY"
 
-func newTestConsumos(t *testing.T, tg storagetest.Target, cfg creditsystem.Config, opts ...ConsumosOption) *Consumos {
+func newTestConsumos(t *testing.T, tg storagetest.Target, cfg creditsystem.Config, opts ...Option) *Service {
 	t.Helper()
 	cs, err := creditsystem.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewConsumos(tg.DB, cs, opts...)
+	s, err := NewService(NewStore(tg.DB), cs, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +40,10 @@ func fakeConfig(t *testing.T, fake *creditsystemtest.Server, timeout time.Durati
 }
 
 func autorizacionInput(monto string) AutorizacionInput {
-	return AutorizacionInput{CodigoEmpresa: "000598", Solicitud: creditsystem.GrabarAutorizacionRequest{
+	return AutorizacionInput{CodigoEmpresa: "000598",
 		Identificacion: "0911111111", NumeroTarjeta: "4111000011110000", CodigoProducto: "001",
 		Plazo: 6, Monto: decimal.RequireFromString(monto), PuntoVenta: "PV-1",
-	}}
+	}
 }
 
 // A refused connection proves the request never left: the claim is released instead of being
@@ -102,7 +102,7 @@ func TestBypassCodeStaysSecret(t *testing.T) {
 		t.Cleanup(fake.Close)
 		var logs bytes.Buffer
 		s := newTestConsumos(t, tg, fakeConfig(t, fake, 300*time.Millisecond),
-			WithConsumosLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 
 		_, _, err := s.Autorizar(WithRequestID(t.Context(), "req-1"), autorizacionInput(creditsystemtest.MagicTimeout.String()))
 		if !creditsystem.IsTimeout(err) {

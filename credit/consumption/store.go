@@ -1,0 +1,256 @@
+package consumption
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// Resultado is the outcome of one upstream attempt.
+type Resultado string
+
+// Outcomes of an upstream attempt. Pendiente stays when the process stopped during the call.
+const (
+	ResultadoPendiente  Resultado = "pending"
+	ResultadoOK         Resultado = "ok"
+	ResultadoRechazado  Resultado = "rejected"  // the creditsystem answered lError = true
+	ResultadoFault      Resultado = "fault"     // SOAP fault
+	ResultadoTimeout    Resultado = "timeout"   // no answer within CREDITSYSTEM_TIMEOUT
+	ResultadoTransporte Resultado = "transport" // connection or undecodable answer
+
+	// Written by Service.Reconciliar: an operator settled a held operation.
+	ResultadoConciliadoAplicada   Resultado = "reconciled_applied"
+	ResultadoConciliadoNoAplicada Resultado = "reconciled_not_applied"
+)
+
+// Intento is the audit of one upstream call of the consumption module that creates or moves an
+// authorization (GrabarAutorizacion, GrabarConsumo, GrabarReversoAutorizacion,
+// GrabarReversoConsumo). Solicitud summarises the request without secrets: an OTP is recorded
+// only as its kind ("registered", "none", "bypass"), never as its value.
+type Intento struct {
+	bun.BaseModel `bun:"table:consumo_intentos"`
+
+	ID              int64           `bun:"id,pk,autoincrement"`
+	ConsumoID       int64           `bun:"consumo_id,nullzero"`
+	AutorizacionID  string          `bun:"autorizacion_id,nullzero"`
+	Operacion       string          `bun:"operacion,notnull"`
+	RequestID       string          `bun:"request_id,nullzero"`
+	Solicitud       json.RawMessage `bun:"solicitud,notnull"`
+	Resultado       Resultado       `bun:"resultado,notnull"`
+	CodigoUpstream  *int            `bun:"codigo_upstream"`
+	MensajeUpstream string          `bun:"mensaje_upstream,nullzero"`
+	Respuesta       json.RawMessage `bun:"respuesta"`
+	IniciadoAt      time.Time       `bun:"iniciado_at,notnull"`
+	TerminadoAt     time.Time       `bun:"terminado_at,nullzero"`
+}
+
+// Store persists consumption records and their audit with bun on SQLite or PostgreSQL (schema:
+// Migrations). It owns the transactions and the columns: every change of a record is a closure
+// run on the record as it is now, inside one short transaction that locks the row (FOR UPDATE
+// on PostgreSQL; SQLite's write transaction takes the database lock at BEGIN), so two requests
+// never both decide on the same state. No transaction is held across an upstream call.
+type Store struct {
+	db *bun.DB
+}
+
+// NewStore returns a store on db, whose schema must be migrated (credit.Migrations).
+func NewStore(db *bun.DB) *Store { return &Store{db: db} }
+
+// ByAutorizacion returns the record of an authorization id, or an *AutorizacionNotFoundError.
+func (s *Store) ByAutorizacion(ctx context.Context, autorizacionID string) (*Consumo, error) {
+	return byAutorizacion(ctx, s.db, autorizacionID, false)
+}
+
+func byAutorizacion(ctx context.Context, db bun.IDB, autorizacionID string, forUpdate bool) (*Consumo, error) {
+	c := new(Consumo)
+	q := db.NewSelect().Model(c).Where("autorizacion_id = ?", autorizacionID)
+	if forUpdate && storage.IsPostgres(db) {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &AutorizacionNotFoundError{AutorizacionID: autorizacionID}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consumption: load authorization %s: %w", autorizacionID, err)
+	}
+	return c, nil
+}
+
+// Intentos lists the audited attempts of an authorization, oldest first.
+func (s *Store) Intentos(ctx context.Context, autorizacionID string) ([]Intento, error) {
+	var out []Intento
+	if err := s.db.NewSelect().Model(&out).Where("autorizacion_id = ?", autorizacionID).Order("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("consumption: load attempts of %s: %w", autorizacionID, err)
+	}
+	return out, nil
+}
+
+// StartIntento records the pending audit of a call that has no record yet (GrabarAutorizacion),
+// before the call.
+func (s *Store) StartIntento(ctx context.Context, in *Intento) error {
+	return insertIntento(ctx, s.db, in)
+}
+
+// FinishIntento writes the outcome of an attempt that changed no record.
+func (s *Store) FinishIntento(ctx context.Context, in *Intento) error {
+	return finishIntento(ctx, s.db, in)
+}
+
+// InsertAutorizado stores the record of a granted authorization and completes its attempt, in
+// one transaction.
+func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
+			return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
+		}
+		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
+		return finishIntento(ctx, tx, in)
+	})
+}
+
+// Update changes the record of an authorization in one transaction: fn decides on the record as
+// it is now and changes it in place (a transition); an error from fn aborts and is returned as
+// it is. The record is written whole.
+func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Consumo) error) (*Consumo, error) {
+	var out *Consumo
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if err := save(ctx, tx, c); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	return out, err
+}
+
+// Claim is an upstream operation that holds a record: the record as claimed, and its pending
+// attempt.
+type Claim struct {
+	Consumo *Consumo
+	Intento *Intento
+	// marker is the operation holding the record (Consumo.OperacionEnCurso at claim time).
+	marker string
+}
+
+// Claim commits, in one transaction, the in-flight marker that fn sets on the record as it is
+// now (Consumo.IniciarOperacion) and the pending attempt fn returns, before the upstream call.
+// Only one request can claim a record: another one meets the marker (ErrInFlight) or the state
+// the winner left (a *StateError), as fn decides.
+func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
+	var cl *Claim
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
+		if err != nil {
+			return err
+		}
+		in, err := fn(c)
+		if err != nil {
+			return err
+		}
+		if err := save(ctx, tx, c); err != nil {
+			return err
+		}
+		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
+		if err := insertIntento(ctx, tx, in); err != nil {
+			return err
+		}
+		held := *c
+		cl = &Claim{Consumo: &held, Intento: in, marker: c.OperacionEnCurso}
+		return nil
+	})
+	return cl, err
+}
+
+// Settle writes the outcome of a claimed operation in one transaction: fn changes the record as
+// it is now (completes the transition, releases or flags the marker) and the claim's attempt,
+// completed by the caller, is written with it. A record no longer held by the claim's operation
+// (an operator reconciled it meanwhile) is ErrNotHeld and nothing is written.
+func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) (*Consumo, error) {
+	var out *Consumo
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := byAutorizacion(ctx, tx, cl.Consumo.AutorizacionID, true)
+		if err != nil {
+			return err
+		}
+		if c.OperacionEnCurso != cl.marker {
+			return fmt.Errorf("%w: authorization %s, %s (held by %q)", ErrNotHeld, c.AutorizacionID, cl.marker, c.OperacionEnCurso)
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if err := save(ctx, tx, c); err != nil {
+			return err
+		}
+		if err := finishIntento(ctx, tx, cl.Intento); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	return out, err
+}
+
+// Reconcile settles, in one transaction, the operation that holds a record by an operator's
+// decision: fn changes the record as it is now and returns the audit of the decision.
+func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Consumo, error) {
+	var out *Consumo
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
+		if err != nil {
+			return err
+		}
+		audit, err := fn(c)
+		if err != nil {
+			return err
+		}
+		if err := save(ctx, tx, c); err != nil {
+			return err
+		}
+		if err := insertIntento(ctx, tx, audit); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	return out, err
+}
+
+// save writes every column of the locked record c.
+func save(ctx context.Context, tx bun.Tx, c *Consumo) error {
+	if _, err := tx.NewUpdate().Model(c).ExcludeColumn("id", "created_at").WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("consumption: update authorization %s: %w", c.AutorizacionID, err)
+	}
+	return nil
+}
+
+func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
+	if _, err := db.NewInsert().Model(in).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
+	}
+	return nil
+}
+
+func finishIntento(ctx context.Context, db bun.IDB, in *Intento) error {
+	_, err := db.NewUpdate().Model(in).
+		Column("consumo_id", "autorizacion_id", "resultado", "codigo_upstream", "mensaje_upstream", "respuesta", "terminado_at").
+		WherePK().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
+	}
+	return nil
+}
