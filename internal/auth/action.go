@@ -85,7 +85,7 @@ func NewActionTokens(secret []byte, opts ...ActionOption) (*ActionTokens, error)
 			return nil, err
 		}
 	}
-	a.parser = jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(a.now))
+	a.parser = jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithTimeFunc(a.now))
 	return a, nil
 }
 
@@ -115,7 +115,11 @@ func (a *ActionTokens) Mint(sub string) (string, ActionToken, error) {
 // the user sub. Errors wrap ErrInvalidActionToken.
 func (a *ActionTokens) Verify(token, sub string) (ActionToken, error) {
 	var c actionClaims
-	if _, err := a.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil }); err != nil {
+	tok, err := a.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return a.secret, nil })
+	if err != nil {
+		return ActionToken{}, fmt.Errorf("%w: %w", ErrInvalidActionToken, err)
+	}
+	if err := noCrit(tok); err != nil {
 		return ActionToken{}, fmt.Errorf("%w: %w", ErrInvalidActionToken, err)
 	}
 	switch {

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,6 +64,17 @@ func TestActionTokens(t *testing.T) {
 		{"alg none", forge(base(), jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType), "u-1", now},
 		{"HS512", forge(base(), jwt.SigningMethodHS512, actionSecret), "u-1", now},
 		{"other secret", forge(base(), jwt.SigningMethodHS256, userSecret), "u-1", now},
+		{"issued in the future", forge(withClaim("iat", now.Add(time.Hour).Unix()), jwt.SigningMethodHS256, actionSecret), "u-1", now},
+		{"exp as a string", forge(withClaim("exp", fmt.Sprint(now.Add(time.Minute).Unix())), jwt.SigningMethodHS256, actionSecret), "u-1", now},
+		{"crit header", func() string {
+			tok := jwt.NewWithClaims(jwt.SigningMethodHS256, base())
+			tok.Header["crit"] = []string{"b64"}
+			s, err := tok.SignedString(actionSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}(), "u-1", now},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

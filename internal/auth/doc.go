@@ -7,7 +7,9 @@
 // [NewJWKSVerifier] with JWT_JWKS_URL ([NewVerifier] picks from the configuration). The allowed
 // algorithms are fixed with jwt.WithValidMethods: HS256 only for the secret, asymmetric only
 // (RS*, PS*, ES*, EdDSA) for a JWK Set, so alg "none" and algorithm confusion (HS256 keyed with a
-// public key) fail. exp and sub are required; nbf is honoured when present; issuer and audience
+// public key) fail. exp and sub are required; nbf is honoured when present; an iat in the future,
+// an exp, nbf or iat that is not a JSON number, and any crit header are refused (strict.go, for
+// action tokens too); issuer and audience
 // are checked only when configured ([WithIssuer], [WithAudience]). Claims: sub, username, email,
 // permissions (an array of strings). Verified tokens are cached by the SHA-256 of the token for
 // 60 s ([WithCacheTTL]) but never past their exp, with an LRU bound of 10000 entries

@@ -222,6 +222,7 @@ func newVerifier(kf func(context.Context) jwt.Keyfunc, methods []string, opts []
 	v.parser = jwt.NewParser(append([]jwt.ParserOption{
 		jwt.WithValidMethods(v.methods),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(v.now),
 	}, v.parserOpts...)...)
 	if v.ttl > 0 {
@@ -234,8 +235,8 @@ func newVerifier(kf func(context.Context) jwt.Keyfunc, methods []string, opts []
 	return v, nil
 }
 
-// Verify checks token's signature, algorithm, exp (required), nbf/iat when present and sub
-// (required) and returns its claims, which callers must not modify (cached tokens share them).
+// Verify checks token's signature, algorithm, exp (required), nbf/iat when present (numbers; iat
+// not in the future), no crit header and sub (required) and returns its claims, which callers must not modify (cached tokens share them).
 // A token validated less than the cache TTL ago and not yet expired is answered from the cache,
 // keyed by the SHA-256 of the token. Errors wrap ErrTokenExpired or ErrInvalidToken.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
@@ -251,10 +252,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 		}
 	}
 	var wire userClaims
-	if _, err := v.parser.ParseWithClaims(token, &wire, v.keyfunc(ctx)); err != nil {
+	tok, err := v.parser.ParseWithClaims(token, &wire, v.keyfunc(ctx))
+	if err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired) {
 			return nil, fmt.Errorf("%w: %w", ErrTokenExpired, err)
 		}
+		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	if err := noCrit(tok); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
 	if wire.Subject == "" {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -109,6 +110,11 @@ func TestVerifyHS256(t *testing.T) {
 		{"HS512", sign(t, jwt.SigningMethodHS512, testSecret, userClaimsAt(now, time.Hour), nil), ErrInvalidToken},
 		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, userClaimsAt(now, time.Hour), nil), ErrInvalidToken},
 		{"RS256 on an HS256 verifier", sign(t, jwt.SigningMethodRS256, rsa, userClaimsAt(now, time.Hour), nil), ErrInvalidToken},
+		{"issued in the future", sign(t, jwt.SigningMethodHS256, testSecret, withClaim("iat", now.Add(time.Hour).Unix()), nil), ErrInvalidToken},
+		{"exp as a string", sign(t, jwt.SigningMethodHS256, testSecret, withClaim("exp", fmt.Sprint(now.Add(time.Hour).Unix())), nil), ErrInvalidToken},
+		{"iat as a string", sign(t, jwt.SigningMethodHS256, testSecret, withClaim("iat", fmt.Sprint(now.Unix())), nil), ErrInvalidToken},
+		{"nbf as a string", sign(t, jwt.SigningMethodHS256, testSecret, withClaim("nbf", fmt.Sprint(now.Unix())), nil), ErrInvalidToken},
+		{"crit header", sign(t, jwt.SigningMethodHS256, testSecret, userClaimsAt(now, time.Hour), map[string]any{"crit": []string{"exp"}}), ErrInvalidToken},
 		{"garbage", "not.a.jwt", ErrInvalidToken},
 		{"empty", "", ErrInvalidToken},
 	}

@@ -2,122 +2,179 @@ package storage
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
 )
 
-// Migration is one schema change. Name must sort after the names before it
-// (a timestamp prefix such as "20261122000100_create_clients" does this). Up and Down run inside
-// one transaction each, so a failing migration leaves nothing half applied.
+// Migration is one schema change. Name must sort after the names before it (a timestamp prefix
+// such as "20261122000100_create_clients" does this).
 type Migration struct {
 	Name string
 	Up   func(ctx context.Context, tx bun.Tx) error
 	Down func(ctx context.Context, tx bun.Tx) error
 }
 
-// NewMigrations builds a bun/migrate collection from ms.
-func NewMigrations(ms ...Migration) *migrate.Migrations {
-	c := migrate.NewMigrations()
-	for _, m := range ms {
-		c.Add(migrate.Migration{Name: m.Name, Up: inTx(m.Up), Down: inTx(m.Down)})
-	}
-	return c
+// Migrations is a service's schema: its migrations in name order.
+type Migrations struct {
+	list []Migration
 }
 
-func inTx(fn func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, db *bun.DB, _ any) error {
-	if fn == nil {
+// NewMigrations builds a collection from ms, sorted by name.
+func NewMigrations(ms ...Migration) *Migrations {
+	list := slices.Clone(ms)
+	slices.SortFunc(list, func(a, b Migration) int { return strings.Compare(a.Name, b.Name) })
+	return &Migrations{list: list}
+}
+
+// Names lists the migrations' names in order.
+func (ms *Migrations) Names() []string {
+	out := make([]string, len(ms.list))
+	for i, m := range ms.list {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Migrate applies every unapplied migration of ms, recording them in the table named table (the
+// format of bun/migrate's table: id, name, group_id, migrated_at), and returns their names.
+//
+// A start whose schema is current reads the table and returns without taking any lock. Otherwise
+// the run holds a lock that dies with its process, so a process killed mid-migration never
+// blocks the next start: on PostgreSQL a session advisory lock (released when the connection
+// closes), on SQLite the write transaction of the run itself (rolled back by SQLite's recovery).
+// All pending migrations apply in one transaction: a failure, or a kill, leaves none of them.
+// Concurrent starts of several instances wait for each other's lock.
+func Migrate(ctx context.Context, db *bun.DB, table string, ms *Migrations) (applied []string, err error) {
+	if done, err := appliedNames(ctx, db, table); err == nil && len(pending(ms, done)) == 0 {
+		return nil, nil
+	}
+	err = locked(ctx, db, table, func(ctx context.Context, tx bun.Tx) error {
+		if err := createMigrationsTable(ctx, tx, table); err != nil {
+			return err
+		}
+		done, err := appliedNames(ctx, tx, table)
+		if err != nil {
+			return err
+		}
+		todo := pending(ms, done)
+		if len(todo) == 0 {
+			return nil
+		}
+		var group int64
+		if err := tx.NewSelect().TableExpr("?", bun.Ident(table)).ColumnExpr("COALESCE(MAX(group_id), 0)").Scan(ctx, &group); err != nil {
+			return fmt.Errorf("storage: read %s: %w", table, err)
+		}
+		for _, m := range todo {
+			if err := m.Up(ctx, tx); err != nil {
+				return fmt.Errorf("storage: migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO ? (name, group_id, migrated_at) VALUES (?, ?, ?)",
+				bun.Ident(table), m.Name, group+1, time.Now().UTC()); err != nil {
+				return fmt.Errorf("storage: record migration %s: %w", m.Name, err)
+			}
+			applied = append(applied, m.Name)
+		}
 		return nil
-	}
-	return func(ctx context.Context, db *bun.DB, _ any) error {
-		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
-	}
-}
-
-// Migrate applies every unapplied migration of ms, recording them in the table named table
-// (its lock table is table+"_locks"). Concurrent starts of several instances wait for each
-// other's lock for up to a minute instead of running the same migration twice.
-func Migrate(ctx context.Context, db *bun.DB, table string, ms *migrate.Migrations) (applied []string, err error) {
-	return withMigrator(ctx, db, table, ms, "migrate", (*migrate.Migrator).Migrate)
-}
-
-// Rollback undoes the last group of migrations applied by Migrate.
-func Rollback(ctx context.Context, db *bun.DB, table string, ms *migrate.Migrations) (rolledBack []string, err error) {
-	return withMigrator(ctx, db, table, ms, "rollback", (*migrate.Migrator).Rollback)
-}
-
-// withMigrator runs one migrator step under the advisory lock (PostgreSQL) and bun's lock table,
-// and returns the names of the migrations it touched.
-func withMigrator(ctx context.Context, db *bun.DB, table string, ms *migrate.Migrations, what string,
-	step func(*migrate.Migrator, context.Context, ...migrate.MigrationOption) (*migrate.MigrationGroup, error),
-) ([]string, error) {
-	m := migrate.NewMigrator(db, ms, migrate.WithTableName(table), migrate.WithLocksTableName(table+"_locks"),
-		migrate.WithMarkAppliedOnSuccess(true))
-	release, err := advisoryLock(ctx, db, table)
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("storage: init migrations %s: %w", table, err)
-	}
-	unlock, err := lock(ctx, m)
+	return applied, nil
+}
+
+// Rollback undoes the last group of migrations applied by Migrate, newest first, and returns
+// their names.
+func Rollback(ctx context.Context, db *bun.DB, table string, ms *Migrations) (rolledBack []string, err error) {
+	err = locked(ctx, db, table, func(ctx context.Context, tx bun.Tx) error {
+		var names []string
+		err := tx.NewSelect().TableExpr("?", bun.Ident(table)).Column("name").
+			Where("group_id = (SELECT MAX(group_id) FROM ?)", bun.Ident(table)).OrderExpr("id DESC").Scan(ctx, &names)
+		if err != nil {
+			return fmt.Errorf("storage: read %s: %w", table, err)
+		}
+		for _, name := range names {
+			i := slices.IndexFunc(ms.list, func(m Migration) bool { return m.Name == name })
+			if i < 0 || ms.list[i].Down == nil {
+				return fmt.Errorf("storage: migration %s cannot be undone", name)
+			}
+			if err := ms.list[i].Down(ctx, tx); err != nil {
+				return fmt.Errorf("storage: undo %s: %w", name, err)
+			}
+			if _, err := tx.ExecContext(ctx, "DELETE FROM ? WHERE name = ?", bun.Ident(table), name); err != nil {
+				return fmt.Errorf("storage: undo %s: %w", name, err)
+			}
+			rolledBack = append(rolledBack, name)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	group, err := step(m, ctx)
-	if err != nil {
-		return nil, fmt.Errorf("storage: %s %s: %w", what, table, err)
-	}
-	names := make([]string, 0, len(group.Migrations))
-	for _, mig := range group.Migrations {
-		names = append(names, mig.Name)
-	}
-	return names, nil
+	return rolledBack, nil
 }
 
-// advisoryLock serialises migrations across instances on PostgreSQL, where two concurrent
-// CREATE TABLE IF NOT EXISTS of the bookkeeping tables can still collide. SQLite serialises
-// writers itself (_txlock=immediate), so there it is a no-op.
-func advisoryLock(ctx context.Context, db *bun.DB, table string) (func(), error) {
+func pending(ms *Migrations, done map[string]bool) []Migration {
+	var out []Migration
+	for _, m := range ms.list {
+		if !done[m.Name] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func appliedNames(ctx context.Context, db bun.IDB, table string) (map[string]bool, error) {
+	var names []string
+	if err := db.NewSelect().TableExpr("?", bun.Ident(table)).Column("name").Scan(ctx, &names); err != nil {
+		return nil, err
+	}
+	done := make(map[string]bool, len(names))
+	for _, n := range names {
+		done[n] = true
+	}
+	return done, nil
+}
+
+func createMigrationsTable(ctx context.Context, tx bun.Tx, table string) error {
+	ddl := expandDDL(`CREATE TABLE IF NOT EXISTS ? (
+		id $ID,
+		name VARCHAR NOT NULL,
+		group_id BIGINT NOT NULL,
+		migrated_at $TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP
+	)`, IsPostgres(tx))
+	if _, err := tx.ExecContext(ctx, ddl, bun.Ident(table)); err != nil {
+		return fmt.Errorf("storage: create %s: %w", table, err)
+	}
+	return nil
+}
+
+// locked runs fn in one transaction under the migration lock of table (see Migrate).
+func locked(ctx context.Context, db *bun.DB, table string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if !IsPostgres(db) {
-		return func() {}, nil
+		// BEGIN IMMEDIATE (_txlock=immediate): the run holds SQLite's write lock from its first
+		// statement; another process waits for it (busy_timeout), then finds every migration
+		// applied.
+		return db.RunInTx(ctx, nil, fn)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("storage: migration lock: %w", err)
+		return fmt.Errorf("storage: migration lock: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(hashtext(?))", table); err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("storage: migration lock: %w", err)
+	defer conn.Close()
+	// Keyed by schema and table, so parallel test schemas do not wait for each other.
+	const key = "hashtext(current_schema() || '.' || ?)"
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")", table); err != nil {
+		return fmt.Errorf("storage: migration lock: %w", err)
 	}
-	return func() {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext(?))", table)
-		_ = conn.Close()
-	}, nil
-}
-
-func lock(ctx context.Context, m *migrate.Migrator) (func(), error) {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := m.Lock(ctx)
-		if err == nil {
-			return func() { _ = m.Unlock(context.WithoutCancel(ctx)) }, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("storage: %w", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, errors.Join(ctx.Err(), err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+key+")", table)
+	}()
+	return conn.RunInTx(ctx, &sql.TxOptions{}, fn)
 }
 
 // DDL runs each statement on tx after expanding the engine-specific tokens:
