@@ -75,6 +75,9 @@ func Decode(c *fiber.Ctx, dst any) ([]validation.Problem, error) {
 		// encoding/json leaves dst untouched for null: it would read as an empty object.
 		return nil, ValidationError("request body must be a JSON object")
 	}
+	if dups := DuplicateMembers(body); len(dups) > 0 {
+		return nil, ValidationError(texts(dups)...)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		var syn *json.SyntaxError

@@ -184,6 +184,9 @@ func TestClientErrorsGetEnvelope(t *testing.T) {
 		{"array member of the wrong type hides the rules below it only", post(`{"codigo_empresa":"1","monto":"1","items":["x",{}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
 			"items[0] must be an object", "items[1].cantidad is required", "items[1].codigo is required"}},
 		{"null body", post(`null`, "application/json"), 400, httpx.ValidationMessage, []string{"request body must be a JSON object"}},
+		{"a member twice", post(`{"codigo_empresa":"1","monto":"1","monto":"2"}`, "application/json"), 400, httpx.ValidationMessage, []string{"monto is given more than once"}},
+		{"members differing only in case", post(`{"codigo_empresa":"1","Monto":"1","MONTO":"2"}`, "application/json"), 400, httpx.ValidationMessage, []string{
+			"Monto is given more than once (as Monto and MONTO)"}},
 		{"wrong type in a later array element", post(`{"codigo_empresa":"1","monto":"1","items":[{"cantidad":1,"codigo":"A"},{"cantidad":"x","codigo":"B"}]}`, "application/json"), 400, httpx.ValidationMessage, []string{
 			"items[1].cantidad must be an integer"}},
 		{"NUL character in a string", post(`{"codigo_empresa":"a\u0000b","monto":"1"}`, "application/json"), 400, httpx.ValidationMessage, []string{`request body must not contain the NUL character (\u0000)`}},
