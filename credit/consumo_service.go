@@ -185,7 +185,7 @@ func (s *Consumos) Autorizar(ctx context.Context, in AutorizacionInput) (*Consum
 	wctx, cancel := s.outcomeContext(ctx)
 	defer cancel()
 	if callErr == nil && (res.NumeroAutorizacion == nil || *res.NumeroAutorizacion == "") {
-		callErr = &creditsystem.TransportError{Op: UpstreamGrabarAutorizacion, StatusCode: 200,
+		callErr = &creditsystem.TransportError{Op: UpstreamGrabarAutorizacion, HTTPStatus: 200,
 			Err: errors.New("answer accepted the authorization without cNumeroAutorizacion")}
 	}
 	if callErr != nil {
