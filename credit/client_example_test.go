@@ -43,7 +43,7 @@ func ExampleClients_CreateFromCreditSystem() {
 	var exists *credit.ClientExistsError
 	fmt.Println(errors.As(err, &exists), exists.Reason)
 
-	_ = json.Unmarshal([]byte(`{"identificacion":"`+erptest.ExistingIdentificacion+`"}`), &in)
+	_ = json.Unmarshal([]byte(`{"identificacion":"`+erptest.IdentificacionExisting+`"}`), &in)
 	_, _, err = clients.CreateFromCreditSystem(ctx, in)
 	fmt.Println(errors.As(err, &exists), exists.Reason, exists.ERPClient.CodigoCliente)
 

@@ -136,7 +136,7 @@ type Lookup struct {
 
 // Lookup asks the ERP's external query and the local store about (q.CodigoEmpresa,
 // q.Identificacion) at the same time; q.NombreCliente, when set, is sent to the ERP with the
-// query (see erp.Client.Lookup). An ERP failure (*erp.APIError, *erp.TransportError) is
+// query (see erp.Client.Lookup). An ERP failure (*erp.Error, *erp.TransportError) is
 // returned as is; the local answer is then dropped.
 func (c *Clients) Lookup(ctx context.Context, q erp.LookupQuery) (*Lookup, error) {
 	codigoEmpresa, identificacion := q.CodigoEmpresa, q.Identificacion
@@ -271,7 +271,7 @@ func SyncOperation(client *Client) erp.Operation {
 // is held while the ERP is called. On success erp_response, erp_synced_at and the codigo_cliente
 // the ERP assigned are stored and erp_synced becomes true (unless the client was updated during
 // the call). On any ERP failure nothing is recorded and a *ClientSyncError is returned, wrapping
-// *erp.APIError for a rejection or *erp.TransportError (erp.IsTimeout) for no answer. A sync that
+// *erp.Error for a rejection or *erp.TransportError (erp.IsTimeout) for no answer. A sync that
 // timed out may have been applied by the ERP; it is never retried automatically.
 func (c *Clients) SyncERP(ctx context.Context, codigo string) (*SyncResult, error) {
 	found, err := c.store.ByCodigo(ctx, codigo)

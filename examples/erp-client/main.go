@@ -6,7 +6,7 @@
 //
 // What it demonstrates: an unknown client is a result (Found false), not an
 // error; the ERP refusing (error_api true, or an HTTP error status) is an
-// *erp.APIError reached with errors.As; a create that timed out is not sent
+// *erp.Error reached with errors.As; a create that timed out is not sent
 // again, because the ERP may have applied it: a second lookup tells. Credit
 // limits are decimals, never float64. The exit status is 0 when the client
 // exists in the ERP at the end.
@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	res, err := c.SyncClient(ctx, erp.OperationCreate, payload)
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "create: codigo_cliente=%s mensaje=%q\n", res.CodigoCliente, res.Message)
@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if !apiErr.IsErrorAPI() {
 			kind = "an HTTP error status"
 		}
-		fmt.Fprintf(stdout, "create: refused by the ERP with %s (HTTP %d): %s\n", kind, apiErr.StatusCode, apiErr.Message)
+		fmt.Fprintf(stdout, "create: refused by the ERP with %s (HTTP %d): %s\n", kind, apiErr.HTTPStatus, apiErr.Message)
 		return err
 	case erp.IsTimeout(err):
 		// The create may have been applied: look, never send it twice.
@@ -104,10 +104,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 func lookup(ctx context.Context, c *erp.Client, stdout io.Writer, empresa, identificacion string) (bool, error) {
 	r, err := c.LookupClient(ctx, empresa, identificacion)
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	switch {
 	case errors.As(err, &apiErr):
-		fmt.Fprintf(stdout, "lookup: refused by the ERP (HTTP %d): %s\n", apiErr.StatusCode, apiErr.Message)
+		fmt.Fprintf(stdout, "lookup: refused by the ERP (HTTP %d): %s\n", apiErr.HTTPStatus, apiErr.Message)
 		return false, err
 	case err != nil:
 		fmt.Fprintf(stdout, "lookup: no usable answer (timeout=%v): %v\n", erp.IsTimeout(err), err)

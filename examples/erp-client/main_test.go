@@ -46,8 +46,8 @@ func TestRunAgainstBuiltInFake(t *testing.T) {
 			args: []string{"-nombre", "ERROR_API"},
 			want: []string{"lookup: 0102030405 not in the ERP", "create: refused by the ERP with error_api true (HTTP 200): "},
 			wantErr: func(err error) bool {
-				var e *erp.APIError
-				return errors.As(err, &e) && e.IsErrorAPI() && e.Op == erp.OpSyncClient && e.StatusCode == http.StatusOK
+				var e *erp.Error
+				return errors.As(err, &e) && e.IsErrorAPI() && e.Op == erp.OpSyncClient && e.HTTPStatus == http.StatusOK
 			},
 		},
 		{
@@ -55,8 +55,8 @@ func TestRunAgainstBuiltInFake(t *testing.T) {
 			args: []string{"-identificacion", "0999999500"},
 			want: []string{"lookup: refused by the ERP (HTTP 500): "},
 			wantErr: func(err error) bool {
-				var e *erp.APIError
-				return errors.As(err, &e) && !e.IsErrorAPI() && e.StatusCode == http.StatusInternalServerError
+				var e *erp.Error
+				return errors.As(err, &e) && !e.IsErrorAPI() && e.HTTPStatus == http.StatusInternalServerError
 			},
 		},
 		{

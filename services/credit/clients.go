@@ -342,12 +342,12 @@ func clientErrorAnswer(err error) *httpx.Error {
 // erpSyncAnswer names the client operation (create/update) rather than the SDK's SyncClient.
 func erpSyncAnswer(e *credit.ClientSyncError) *httpx.Error {
 	op := e.Operation.String()
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	switch {
 	case errors.As(e, &apiErr):
 		code := ""
 		if !apiErr.IsErrorAPI() {
-			code = strconv.Itoa(apiErr.StatusCode)
+			code = strconv.Itoa(apiErr.HTTPStatus)
 		}
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
 			Message:         "The ERP rejected the client " + op,

@@ -40,7 +40,7 @@ func mapError(err error) *httpx.Error {
 		csErr    *creditsystem.Error
 		csFault  *creditsystem.FaultError
 		csTrans  *creditsystem.TransportError
-		erpErr   *erp.APIError
+		erpErr   *erp.Error
 		erpTrans *erp.TransportError
 	)
 	switch {
@@ -72,7 +72,7 @@ func mapError(err error) *httpx.Error {
 	case errors.As(err, &erpErr):
 		code := ""
 		if !erpErr.IsErrorAPI() {
-			code = strconv.Itoa(erpErr.StatusCode)
+			code = strconv.Itoa(erpErr.HTTPStatus)
 		}
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
 			Message:         "The ERP rejected the operation " + erpErr.Op,
