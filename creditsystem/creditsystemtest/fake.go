@@ -51,7 +51,7 @@ const (
 	CentralPath = "/Central/ServicioCentral.svc"
 )
 
-// Option configures a Fake.
+// Option configures a Fake. A nil Option is ignored, as the clients' New does.
 type Option func(*Fake)
 
 // WithNamespace sets the SOAP namespace the fake expects (default the WSDL's,
@@ -125,7 +125,7 @@ func NewFake(opts ...Option) *Fake {
 		closed:          make(chan struct{}),
 	}
 	for _, o := range opts {
-		if o != nil { // a nil Option is ignored, as creditsystem.New does
+		if o != nil {
 			o(f)
 		}
 	}

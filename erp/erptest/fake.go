@@ -76,7 +76,7 @@ type Request struct {
 	Body   json.RawMessage
 }
 
-// Option configures a Fake.
+// Option configures a Fake. A nil Option is ignored, as the clients' New does.
 type Option func(*Fake)
 
 // WithClients seeds the ERP with clients (CodigoCliente, CodigoEmpresa and Identificacion
@@ -117,7 +117,9 @@ func NewFake(opts ...Option) *Fake {
 		closed:   make(chan struct{}),
 	}
 	for _, o := range opts {
-		o(f)
+		if o != nil {
+			o(f)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+erp.DefaultLookupPath, f.serveLookup)

@@ -395,3 +395,12 @@ func TestMagicErrorAPINombre(t *testing.T) {
 		})
 	}
 }
+
+// A nil Option is ignored and the others still apply, as erp.New does with its options.
+func TestNilOptionIgnored(t *testing.T) {
+	f := erptest.NewFake(nil, erptest.WithClients(erp.ClientRecord{CodigoCliente: "C-1", CodigoEmpresa: "000598", Identificacion: "0911111111"}), nil)
+	defer f.Close()
+	if c, ok := f.Client("000598", "0911111111"); !ok || c.CodigoCliente != "C-1" {
+		t.Errorf("Client = %+v, %t", c, ok)
+	}
+}
