@@ -477,7 +477,7 @@ func TestAPIKeyIsSentAndNeverLeaks(t *testing.T) {
 	_, err = c.LookupClient(t.Context(), "000598", "0999999999")
 	var apiErr *erp.Error
 	if !errors.As(err, &apiErr) || apiErr.HTTPStatus != http.StatusUnauthorized {
-		t.Fatalf("err = %v, want a 401 APIError", err)
+		t.Fatalf("err = %v, want a 401 erp.Error", err)
 	}
 	if strings.Contains(err.Error(), secret) || strings.Contains(apiErr.Message, secret) || bytes.Contains(apiErr.Body, []byte(secret)) {
 		t.Errorf("the key leaks: %v / %s", err, apiErr.Body)
@@ -579,7 +579,7 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 	type want struct {
 		found   *erp.ClientRecord // lookup: the client read
 		codigo  string            // sync: CodigoCliente
-		message string            // sync: Message, or APIError.Message when apiErr
+		message string            // sync: Message, or Error.Message when apiErr
 		apiErr  bool
 		errText string // an error containing this text
 	}
@@ -628,7 +628,7 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 			switch {
 			case tc.want.apiErr:
 				if !errors.As(err, &apiErr) || apiErr.Message != tc.want.message {
-					t.Fatalf("err = %v, want an APIError with message %q", err, tc.want.message)
+					t.Fatalf("err = %v, want an erp.Error with message %q", err, tc.want.message)
 				}
 			case tc.want.errText != "":
 				if err == nil || !strings.Contains(err.Error(), tc.want.errText) {
@@ -647,7 +647,7 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 }
 
 // TestLookupWithNameRequestGolden: Lookup sends nombre_cliente when it is set, and the fake's
-// ERROR_API magic value then rejects the query (HTTP 200, error_api true) as an *APIError.
+// ERROR_API magic value then rejects the query (HTTP 200, error_api true) as an *erp.Error.
 func TestLookupWithNameRequestGolden(t *testing.T) {
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)

@@ -362,7 +362,7 @@ func TestHTTPMockScenarios(t *testing.T) {
 	})
 }
 
-func TestAPIErrorMessages(t *testing.T) {
+func TestErrorMessages(t *testing.T) {
 	cases := []struct {
 		err  *erp.Error
 		want string
@@ -377,7 +377,7 @@ func TestAPIErrorMessages(t *testing.T) {
 	}
 }
 
-func TestAPIErrorIsErrorAPI(t *testing.T) {
+func TestErrorIsErrorAPI(t *testing.T) {
 	for status, want := range map[int]bool{200: true, 201: true, 400: false, 500: false, 302: false} {
 		if got := (&erp.Error{HTTPStatus: status}).IsErrorAPI(); got != want {
 			t.Errorf("HTTPStatus %d: IsErrorAPI = %v, want %v", status, got, want)

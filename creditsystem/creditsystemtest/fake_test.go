@@ -383,7 +383,7 @@ func TestPaymentValidation(t *testing.T) {
 }
 
 func TestScripting(t *testing.T) {
-	t.Run("outcomes are consumed in order, one per call", func(t *testing.T) {
+	t.Run("reactions are consumed in order, one per call", func(t *testing.T) {
 		srv, c := newFake(t, 2*time.Second)
 		srv.Script("ConsultarTarjeta", creditsystemtest.BusinessError(7, "uno"), creditsystemtest.BusinessError(8, "dos"))
 		var codes []int

@@ -128,19 +128,19 @@ func TestMagicErrorAPIOnUpdateLeavesTheClientUnchanged(t *testing.T) {
 func TestScriptIsAQueue(t *testing.T) {
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)
-	srv.Script(erp.OpLookupClient, erptest.BusinessError("uno"), erptest.BusinessError(http.StatusText(502)).WithStatus(502))
+	srv.Script(erp.OpLookupClient, erptest.BusinessError("uno"), erptest.BusinessError("dos").WithStatus(http.StatusBadGateway))
 	c := client(t, srv)
 	var apiErr *erp.Error
 	for i, want := range []int{200, 502} {
 		_, err := c.LookupClient(t.Context(), "1", "A")
 		if !errors.As(err, &apiErr) || apiErr.HTTPStatus != want {
-			t.Fatalf("call %d: %v, want APIError %d", i+1, err, want)
+			t.Fatalf("call %d: %v, want an erp.Error with HTTP %d", i+1, err, want)
 		}
 	}
 	if _, err := c.LookupClient(t.Context(), "1", "A"); err != nil {
 		t.Fatalf("third call, queue empty: %v", err)
 	}
-	// Faults are per operation: the sync queue was never touched.
+	// Scripts are per operation: the sync queue was never touched.
 	if _, err := c.SyncClient(t.Context(), erp.OperationCreate, erp.ClientPayload{CodigoEmpresa: "1", NombreCliente: "N", Identificacion: "A"}); err != nil {
 		t.Fatal(err)
 	}
