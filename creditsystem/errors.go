@@ -115,12 +115,7 @@ func (e *TransportError) Is(target error) bool {
 // Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
 func (e *TransportError) Operation() string { return e.Op }
 
-func (e *TransportError) Kind() upstream.Kind {
-	if e.HTTPStatus == 0 && sdkerr.NeverSent(e.Err) {
-		return upstream.NotSent
-	}
-	return upstream.OutcomeUnknown
-}
+func (e *TransportError) Kind() upstream.Kind { return sdkerr.TransportKind(e.HTTPStatus, e.Err) }
 
 // ErrorCode is the HTTP status of an answer outside 2xx, "" otherwise.
 func (e *TransportError) ErrorCode() string    { return sdkerr.StatusCode(e.HTTPStatus) }

@@ -8,7 +8,19 @@ import (
 	"errors"
 	"net"
 	"strconv"
+
+	"github.com/platform/integrations/upstream"
 )
+
+// TransportKind is the kind of a call without a usable answer: upstream.NotSent when no HTTP
+// answer arrived (httpStatus 0) and err proves the request never left (NeverSent),
+// upstream.OutcomeUnknown otherwise.
+func TransportKind(httpStatus int, err error) upstream.Kind {
+	if httpStatus == 0 && NeverSent(err) {
+		return upstream.NotSent
+	}
+	return upstream.OutcomeUnknown
+}
 
 type notSent struct{ err error }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/platform/integrations/internal/sdkerr"
+	"github.com/platform/integrations/upstream"
 )
 
 type netTimeout struct{}
@@ -50,6 +51,28 @@ func TestNeverSentAndTimedOut(t *testing.T) {
 			}
 			if got := sdkerr.TimedOut(tc.err); got != tc.wantTimedOut {
 				t.Errorf("TimedOut = %t, want %t", got, tc.wantTimedOut)
+			}
+		})
+	}
+}
+
+func TestTransportKind(t *testing.T) {
+	refused := post(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})
+	cases := []struct {
+		name   string
+		status int
+		err    error
+		want   upstream.Kind
+	}{
+		{"refused", 0, refused, upstream.NotSent},
+		{"dropped", 0, post(io.EOF), upstream.OutcomeUnknown},
+		{"an answer arrived", 502, refused, upstream.OutcomeUnknown},
+		{"undecodable answer", 200, errors.New("undecodable"), upstream.OutcomeUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sdkerr.TransportKind(tc.status, tc.err); got != tc.want {
+				t.Errorf("TransportKind(%d, %v) = %v, want %v", tc.status, tc.err, got, tc.want)
 			}
 		})
 	}
