@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/platform/integrations/carrier/internal/umsprot"
+	"github.com/platform/integrations/internal/sdkerr"
 )
 
 // MaxAnswerSize bounds how much of an answer is read. SPR answers are a few
@@ -116,11 +117,23 @@ func withOAuth2(hc *http.Client, o *OAuth2Config, timeout time.Duration) *http.C
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, &tokenClient)
 	cc := clientcredentials.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, TokenURL: o.TokenURL, Scopes: o.Scopes}
 	return &http.Client{
-		Transport:     &oauth2.Transport{Source: cc.TokenSource(ctx), Base: base},
+		Transport:     &oauth2.Transport{Source: notSentOnFailure{cc.TokenSource(ctx)}, Base: base},
 		CheckRedirect: hc.CheckRedirect,
 		Jar:           hc.Jar,
 		Timeout:       hc.Timeout,
 	}
+}
+
+// notSentOnFailure marks a token that could not be obtained: oauth2.Transport
+// asks for it before it sends the request, so the request never left.
+type notSentOnFailure struct{ oauth2.TokenSource }
+
+func (s notSentOnFailure) Token() (*oauth2.Token, error) {
+	t, err := s.TokenSource.Token()
+	if err != nil {
+		return nil, sdkerr.NotSent(err)
+	}
+	return t, nil
 }
 
 type operationKey struct{}
@@ -154,12 +167,12 @@ func (c *Client) call(ctx context.Context, fn, externalID string, data []umsprot
 func (c *Client) exchange(ctx context.Context, fn string, data []umsprot.Data, res *Result) (*umsprot.Response, error) {
 	wire, err := umsprot.MarshalRequest(umsprot.Request{Function: fn, Data: data})
 	if err != nil {
-		return nil, &TransportError{Op: fn, Err: fmt.Errorf("encoding the request: %w", err)}
+		return nil, &TransportError{Op: fn, Err: sdkerr.NotSent(fmt.Errorf("encoding the request: %w", err))}
 	}
 	res.Exchange.Request = wire
 	if masked, ok := maskPassword(data); ok {
 		if res.Exchange.Request, err = umsprot.MarshalRequest(umsprot.Request{Function: fn, Data: masked}); err != nil {
-			return nil, &TransportError{Op: fn, Err: fmt.Errorf("encoding the request: %w", err)}
+			return nil, &TransportError{Op: fn, Err: sdkerr.NotSent(fmt.Errorf("encoding the request: %w", err))}
 		}
 	}
 
@@ -168,7 +181,7 @@ func (c *Client) exchange(ctx context.Context, fn string, data []umsprot.Data, r
 	ctx = context.WithValue(ctx, operationKey{}, fn)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(wire))
 	if err != nil {
-		return nil, &TransportError{Op: fn, Err: err}
+		return nil, &TransportError{Op: fn, Err: sdkerr.NotSent(err)}
 	}
 	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
 	req.Header.Set("Accept", "text/xml, application/xml")

@@ -123,7 +123,7 @@ type options struct {
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) error {
 		if hc == nil {
-			return errors.New("carrier: WithHTTPClient(nil)")
+			return errors.New("carrier: WithHTTPClient: nil *http.Client")
 		}
 		o.httpClient = hc
 		return nil
@@ -135,7 +135,7 @@ func WithHTTPClient(hc *http.Client) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {
-			return errors.New("carrier: WithLogger(nil)")
+			return errors.New("carrier: WithLogger: nil *slog.Logger")
 		}
 		o.logger = l
 		return nil

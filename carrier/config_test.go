@@ -27,11 +27,11 @@ func TestNewValidates(t *testing.T) {
 		{name: "negative timeout", cfg: Config{URL: ok.URL, Timeout: -time.Second}, wantErr: "negative"},
 		{name: "OAuth2 without secret", cfg: Config{URL: ok.URL, OAuth2: &OAuth2Config{TokenURL: "https://auth.example/token", ClientID: "id"}}, wantErr: "OAuth2 needs"},
 		{name: "OAuth2 with a bad token URL", cfg: Config{URL: ok.URL, OAuth2: &OAuth2Config{TokenURL: "token", ClientID: "id", ClientSecret: "s"}}, wantErr: "TokenURL"},
-		{name: "WithHTTPClient(nil)", cfg: ok, opts: []Option{WithHTTPClient(nil)}, wantErr: "WithHTTPClient(nil)"},
-		{name: "WithLogger(nil)", cfg: ok, opts: []Option{WithLogger(nil)}, wantErr: "WithLogger(nil)"},
+		{name: "WithHTTPClient(nil)", cfg: ok, opts: []Option{WithHTTPClient(nil)}, wantErr: "WithHTTPClient: nil *http.Client"},
+		{name: "WithLogger(nil)", cfg: ok, opts: []Option{WithLogger(nil)}, wantErr: "WithLogger: nil *slog.Logger"},
 		{name: "nil option is ignored", cfg: ok, opts: []Option{nil}},
 		{name: "nil options between others are ignored", cfg: ok, opts: []Option{nil, WithHTTPClient(http.DefaultClient), nil, WithLogger(slog.Default()), nil}, wantHC: http.DefaultClient, wantLog: true},
-		{name: "a bad option after a nil one still fails", cfg: ok, opts: []Option{nil, WithLogger(nil)}, wantErr: "WithLogger(nil)"},
+		{name: "a bad option after a nil one still fails", cfg: ok, opts: []Option{nil, WithLogger(nil)}, wantErr: "WithLogger: nil *slog.Logger"},
 		{name: "options", cfg: ok, opts: []Option{WithHTTPClient(http.DefaultClient), WithLogger(slog.Default())}, wantHC: http.DefaultClient, wantLog: true},
 	}
 	for _, tt := range tests {

@@ -14,11 +14,11 @@
 //		OAuth2:    nil,              // or the CARRIER_OAUTH_* client credentials
 //	}, carrier.WithHTTPClient(hc), carrier.WithLogger(logger))
 //
-// New validates the configuration and the options (a nil Option is ignored)
-// and contacts nobody. The
-// Client is safe for concurrent use. In mock mode (CARRIER_MOCK_MODE=true)
-// use carriertest.NewMock instead, which wires the same Client to an
-// in-process fake SPR.
+// New(cfg Config, opts ...Option) validates the configuration and the options
+// (WithHTTPClient(nil) and WithLogger(nil) are errors; a nil Option is
+// ignored) and contacts nobody. The Client is safe for concurrent use. In mock
+// mode (CARRIER_MOCK_MODE=true) use carriertest.NewMock instead, which wires
+// the same Client to an in-process fake SPR.
 //
 // # Calls
 //
@@ -47,21 +47,30 @@
 //
 // The specification's success criterion is applied exactly: a call succeeds
 // (nil error) only when the answer is an exec_rsp with STATUS=SUCCESS and
-// ID_CODIGO=0 and there is no SOAP Fault. Otherwise the error is one of:
+// ID_CODIGO=0 and there is no SOAP Fault. Otherwise the error implements
+// upstream.Error (Operation, Kind, ErrorCode, ErrorMessage, Timeout) and is
+// one of:
 //
-//   - *Error: a business error, STATUS=ERROR or any non-zero ID_CODIGO, with
-//     the code and MENSAJE/SYSTEMMESSAGE. Outcome: failed.
-//   - *FaultError: a SOAP Fault in any HTTP status; errors.Is(err,
-//     ErrIPNotAuthorized) holds for faultcode 350 (also written as a QName
-//     such as soap:350 or Server.350). Outcome: unavailable.
+//   - *Error (kind upstream.Rejected): a business error, STATUS=ERROR or any
+//     non-zero ID_CODIGO, with the code and MENSAJE/SYSTEMMESSAGE. Outcome:
+//     failed.
+//   - *FaultError (kind upstream.Fault): a SOAP Fault in any HTTP status;
+//     errors.Is(err, ErrIPNotAuthorized) holds for faultcode 350 (also
+//     written as a QName such as soap:350 or Server.350). Outcome: unavailable.
 //   - *TransportError: timeout, connection refused or dropped, unreachable
 //     SPR, OAuth2 token failure, an HTTP status other than 2xx without a
-//     Fault or a business error (ErrBadStatus), or an answer that cannot be read
-//     (ErrMalformedAnswer). It names the function; errors.Is(err,
-//     context.DeadlineExceeded) and IsTimeout hold for every timeout.
+//     Fault or a business error (ErrBadStatus), or an answer that cannot be
+//     read (ErrMalformedAnswer). It names the function. Its kind is
+//     upstream.NotSent when the request provably never left (the dial
+//     failed, the OAuth2 token could not be obtained) and
+//     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
 //     Outcome: unavailable.
 //   - ErrInvalidRequest (wrapped): a required field missing; nothing was
-//     sent. Outcome: failed.
+//     sent. It is a plain sentinel, not an upstream.Error. Outcome: failed.
+//
+// IsTimeout reports whether err holds an upstream.Error of a call that ran
+// out of time (the client's deadline, the context's, or a network timeout):
+// upstream.IsTimeout(err).
 //
 // Outcome(err) gives the top-up service's status: OutcomeSuccess for nil,
 // OutcomeFailed, or OutcomeUnavailable (also for errors this package did not

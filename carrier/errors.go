@@ -4,8 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
+
+	"github.com/platform/integrations/internal/sdkerr"
+	"github.com/platform/integrations/upstream"
+)
+
+var (
+	_ upstream.Error = (*Error)(nil)
+	_ upstream.Error = (*FaultError)(nil)
+	_ upstream.Error = (*TransportError)(nil)
 )
 
 // Outcomes of a call for the top-up service, named like the transaction
@@ -37,7 +45,7 @@ var (
 )
 
 // Error is a business error: the SPR answered STATUS=ERROR or a non-zero
-// ID_CODIGO. The top-up did not happen.
+// ID_CODIGO. The top-up did not happen. Its kind is upstream.Rejected.
 type Error struct {
 	Op            string // carrier function, e.g. sre_topupd_76186
 	Status        string // STATUS as received
@@ -61,7 +69,23 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// FaultError is a SOAP Fault, in whatever HTTP status it came.
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *Error) Operation() string   { return e.Op }
+func (e *Error) Kind() upstream.Kind { return upstream.Rejected }
+func (e *Error) ErrorCode() string   { return e.Code }
+
+// ErrorMessage is MENSAJE, or SYSTEMMESSAGE when MENSAJE is empty.
+func (e *Error) ErrorMessage() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return e.SystemMessage
+}
+
+func (e *Error) Timeout() bool { return false }
+
+// FaultError is a SOAP Fault, in whatever HTTP status it came. Its kind is
+// upstream.Fault.
 type FaultError struct {
 	Op         string
 	Code       string // faultcode as received
@@ -72,6 +96,13 @@ type FaultError struct {
 func (e *FaultError) Error() string {
 	return fmt.Sprintf("carrier: %s: SOAP fault %s: %s", e.Op, e.Code, e.String)
 }
+
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *FaultError) Operation() string    { return e.Op }
+func (e *FaultError) Kind() upstream.Kind  { return upstream.Fault }
+func (e *FaultError) ErrorCode() string    { return e.Code }
+func (e *FaultError) ErrorMessage() string { return e.String }
+func (e *FaultError) Timeout() bool        { return false }
 
 // Is makes errors.Is(err, ErrIPNotAuthorized) hold for faultcode 350. A
 // faultcode is a QName, so "350", "soap:350" and "Server.350" all match.
@@ -89,7 +120,10 @@ func faultNumber(code string) string {
 
 // TransportError is a call that did not get a usable answer: timeout,
 // connection refused or dropped, unreachable SPR, OAuth2 token failure, bad
-// HTTP status or malformed answer. Whether the carrier acted is unknown.
+// HTTP status or malformed answer. Its kind is upstream.NotSent when the
+// request provably never left (the dial failed, the OAuth2 token could not be
+// obtained), upstream.OutcomeUnknown otherwise: whether the carrier acted is
+// then unknown.
 type TransportError struct {
 	Op         string
 	HTTPStatus int // 0 when no HTTP answer arrived
@@ -108,21 +142,27 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // Is lets errors.Is(err, context.DeadlineExceeded) hold for every timeout,
 // including those the network stack reports without that sentinel.
 func (e *TransportError) Is(target error) bool {
-	if target != context.DeadlineExceeded {
-		return false
-	}
-	var ne net.Error
-	return errors.As(e.Err, &ne) && ne.Timeout()
+	return target == context.DeadlineExceeded && e.Timeout()
 }
 
-// IsTimeout reports whether err is a call that ran out of time: the
-// configured deadline, the context's, or a network timeout.
-func IsTimeout(err error) bool {
-	var te *TransportError
-	return errors.As(err, &te) && errors.Is(te, context.DeadlineExceeded)
-}
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *TransportError) Operation() string { return e.Op }
 
-// IsTransport reports whether err is a *TransportError.
+func (e *TransportError) Kind() upstream.Kind { return sdkerr.TransportKind(e.HTTPStatus, e.Err) }
+
+// ErrorCode is the HTTP status of an answer outside 2xx, "" otherwise.
+func (e *TransportError) ErrorCode() string    { return sdkerr.StatusCode(e.HTTPStatus) }
+func (e *TransportError) ErrorMessage() string { return "" }
+
+// Timeout reports whether the call ran out of time.
+func (e *TransportError) Timeout() bool { return sdkerr.TimedOut(e.Err) }
+
+// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
+// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
+func IsTimeout(err error) bool { return upstream.IsTimeout(err) }
+
+// IsTransport reports whether err holds a *TransportError: no usable answer arrived (kind
+// upstream.OutcomeUnknown or upstream.NotSent).
 func IsTransport(err error) bool {
 	var te *TransportError
 	return errors.As(err, &te)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/platform/integrations/upstream"
 )
 
 type netTimeout struct{}
@@ -22,35 +24,40 @@ func (netTimeout) Temporary() bool { return true }
 var _ net.Error = netTimeout{}
 
 // TestOutcome maps every error the client returns to the status the top-up
-// service records (rule 2 of the specification's errors).
+// service records (rule 2 of the specification's errors), and to its upstream
+// kind.
 func TestOutcome(t *testing.T) {
 	post := func(err error) error { return &url.Error{Op: "Post", URL: "http://spr", Err: err} }
 	tests := []struct {
 		name      string
 		err       error
 		outcome   string
+		kind      upstream.Kind
 		timeout   bool
 		transport bool
 	}{
 		{name: "nil is success", err: nil, outcome: OutcomeSuccess},
-		{name: "business error", err: &Error{Op: FunctionTopup, Status: StatusError, Code: "1"}, outcome: OutcomeFailed},
-		{name: "wrapped business error", err: fmt.Errorf("topup: %w", &Error{Op: FunctionTopup, Code: "3"}), outcome: OutcomeFailed},
+		{name: "business error", err: &Error{Op: FunctionTopup, Status: StatusError, Code: "1"}, outcome: OutcomeFailed, kind: upstream.Rejected},
+		{name: "wrapped business error", err: fmt.Errorf("topup: %w", &Error{Op: FunctionTopup, Code: "3"}), outcome: OutcomeFailed, kind: upstream.Rejected},
 		{name: "invalid request, nothing sent", err: fmt.Errorf("%w: x", ErrInvalidRequest), outcome: OutcomeFailed},
-		{name: "SOAP fault", err: &FaultError{Op: FunctionTopup, Code: "soap:Server"}, outcome: OutcomeUnavailable},
-		{name: "fault 350", err: &FaultError{Op: FunctionTopup, Code: "350"}, outcome: OutcomeUnavailable},
-		{name: "deadline", err: &TransportError{Op: FunctionTopup, Err: post(context.DeadlineExceeded)}, outcome: OutcomeUnavailable, timeout: true, transport: true},
-		{name: "network timeout", err: &TransportError{Op: FunctionTopup, Err: post(netTimeout{})}, outcome: OutcomeUnavailable, timeout: true, transport: true},
-		{name: "connection refused", err: &TransportError{Op: FunctionTopup, Err: post(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})}, outcome: OutcomeUnavailable, transport: true},
-		{name: "connection dropped", err: &TransportError{Op: FunctionTopup, Err: post(io.EOF)}, outcome: OutcomeUnavailable, transport: true},
-		{name: "caller cancelled", err: &TransportError{Op: FunctionTopup, Err: post(context.Canceled)}, outcome: OutcomeUnavailable, transport: true},
-		{name: "bad status", err: &TransportError{Op: FunctionTopup, HTTPStatus: 503, Err: ErrBadStatus}, outcome: OutcomeUnavailable, transport: true},
-		{name: "malformed answer", err: &TransportError{Op: FunctionTopup, HTTPStatus: 200, Err: ErrMalformedAnswer}, outcome: OutcomeUnavailable, transport: true},
+		{name: "SOAP fault", err: &FaultError{Op: FunctionTopup, Code: "soap:Server"}, outcome: OutcomeUnavailable, kind: upstream.Fault},
+		{name: "fault 350", err: &FaultError{Op: FunctionTopup, Code: "350"}, outcome: OutcomeUnavailable, kind: upstream.Fault},
+		{name: "deadline", err: &TransportError{Op: FunctionTopup, Err: post(context.DeadlineExceeded)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
+		{name: "network timeout", err: &TransportError{Op: FunctionTopup, Err: post(netTimeout{})}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
+		{name: "connection refused", err: &TransportError{Op: FunctionTopup, Err: post(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})}, outcome: OutcomeUnavailable, kind: upstream.NotSent, transport: true},
+		{name: "connection dropped", err: &TransportError{Op: FunctionTopup, Err: post(io.EOF)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "caller cancelled", err: &TransportError{Op: FunctionTopup, Err: post(context.Canceled)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "bad status", err: &TransportError{Op: FunctionTopup, HTTPStatus: 503, Err: ErrBadStatus}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "malformed answer", err: &TransportError{Op: FunctionTopup, HTTPStatus: 200, Err: ErrMalformedAnswer}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
 		{name: "foreign error", err: errors.New("something else"), outcome: OutcomeUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Outcome(tt.err); got != tt.outcome {
 				t.Errorf("Outcome = %q, want %q", got, tt.outcome)
+			}
+			if got := upstream.KindOf(tt.err); got != tt.kind {
+				t.Errorf("kind = %v, want %v", got, tt.kind)
 			}
 			if got := IsTimeout(tt.err); got != tt.timeout {
 				t.Errorf("IsTimeout = %v, want %v", got, tt.timeout)

@@ -199,7 +199,7 @@ func TestInterpretFromTheFake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("carriertest", "testdata", "fixtures", tt.file))
+			b, err := os.ReadFile(filepath.Join("carriertest", "fixtures", "testdata", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -101,11 +101,9 @@ func (c *Config) validate() error {
 
 // Client calls the Cartera and Central services. It is safe for concurrent use.
 type Client struct {
-	cfg             Config
-	hc              *http.Client
-	centralContract string
-	cartera         endpoint
-	central         endpoint
+	cfg     Config
+	cartera endpoint
+	central endpoint
 }
 
 type endpoint struct {
@@ -113,17 +111,24 @@ type endpoint struct {
 	portType string
 }
 
-// Option configures a Client.
-type Option func(*Client) error
+// Option configures a Client. Options validate their argument: New fails on a bad one. A
+// nil Option is ignored, so that a caller can pass an option set only in some
+// configurations.
+type Option func(*options) error
+
+type options struct {
+	httpClient      *http.Client
+	centralContract string
+}
 
 // WithHTTPClient makes the client send through hc, for instance with a metrics RoundTripper
 // (see OperationFromContext) or an httpmock transport. The per-call deadline still applies.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(c *Client) error {
+	return func(o *options) error {
 		if hc == nil {
-			return errors.New("WithHTTPClient: nil *http.Client")
+			return errors.New("creditsystem: WithHTTPClient: nil *http.Client")
 		}
-		c.hc = hc
+		o.httpClient = hc
 		return nil
 	}
 }
@@ -138,41 +143,43 @@ const DefaultCentralContract = central.WSDLPortType
 // DefaultCentralContract, for a deployment whose Central service publishes another
 // service contract name. The name must be non-empty, without slashes, quotes or spaces.
 func WithCentralContract(name string) Option {
-	return func(c *Client) error {
+	return func(o *options) error {
 		if name == "" || strings.ContainsAny(name, "/\" \t\r\n") {
-			return fmt.Errorf("WithCentralContract: invalid contract name %q", name)
+			return fmt.Errorf("creditsystem: WithCentralContract: invalid contract name %q", name)
 		}
-		c.centralContract = name
+		o.centralContract = name
 		return nil
 	}
 }
 
-// New returns a Client for cfg. A nil Option is ignored, so that callers can pass an option
-// that is set only in some configurations.
+// New validates cfg and the options and returns a Client. It contacts nobody.
 func New(cfg Config, opts ...Option) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, centralContract: DefaultCentralContract}
-	for _, o := range opts {
-		if o == nil {
-			continue
+	o := options{centralContract: DefaultCentralContract}
+	for _, opt := range opts {
+		if opt == nil {
+			continue // a nil Option is ignored (documented on Option)
 		}
-		if err := o(c); err != nil {
-			return nil, fmt.Errorf("creditsystem: %w", err)
+		if err := opt(&o); err != nil {
+			return nil, err
 		}
 	}
-	if c.hc == nil {
+	hc := o.httpClient
+	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		// The credit service calls one host per service; keep enough idle connections for
 		// its concurrency instead of the default 2.
 		tr.MaxIdleConnsPerHost = 32
-		c.hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: tr}
 	}
-	d := doer{hc: c.hc}
-	c.cartera = endpoint{soap: soap.NewClient(cfg.CarteraURL, soap.WithHTTPClient(d)), portType: cartera.WSDLPortType}
-	c.central = endpoint{soap: soap.NewClient(cfg.CentralURL, soap.WithHTTPClient(d)), portType: c.centralContract}
-	return c, nil
+	d := doer{hc: hc}
+	return &Client{
+		cfg:     cfg,
+		cartera: endpoint{soap: soap.NewClient(cfg.CarteraURL, soap.WithHTTPClient(d)), portType: cartera.WSDLPortType},
+		central: endpoint{soap: soap.NewClient(cfg.CentralURL, soap.WithHTTPClient(d)), portType: o.centralContract},
+	}, nil
 }
 
 type operationKey struct{}
@@ -288,7 +295,7 @@ func (c *Client) call(ctx context.Context, ep endpoint, op string, req, resp any
 		return nil, ex.status, classify(ctx, op, ex, err)
 	}
 	if !out.seen {
-		return nil, ex.status, &TransportError{Op: op, StatusCode: ex.status, Err: fmt.Errorf("answer has no %sResponse element", op)}
+		return nil, ex.status, &TransportError{Op: op, HTTPStatus: ex.status, Err: fmt.Errorf("answer has no %sResponse element", op)}
 	}
 	return ex.body, ex.status, nil
 }
@@ -309,12 +316,12 @@ func classify(ctx context.Context, op string, ex *exchange, err error) error {
 		if f := parseFault(op, he.StatusCode, he.ResponseBody); f != nil {
 			return f
 		}
-		return &TransportError{Op: op, StatusCode: he.StatusCode, Err: fmt.Errorf("HTTP status %d without a SOAP fault", he.StatusCode)}
+		return &TransportError{Op: op, HTTPStatus: he.StatusCode, Err: fmt.Errorf("HTTP status %d without a SOAP fault", he.StatusCode)}
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}
-	return &TransportError{Op: op, StatusCode: ex.status, Err: err}
+	return &TransportError{Op: op, HTTPStatus: ex.status, Err: err}
 }
 
 type faultEnvelope struct {

@@ -112,7 +112,7 @@ func TestCardNotFoundWithoutLError(t *testing.T) {
 		`<ConsultarTarjetaResult xmlns:a="` + operations[0].dcns + `" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">` +
 		`<a:cTextoError>Cliente no tiene tarjeta</a:cTextoError><a:lError>false</a:lError><a:nNumeroError>2</a:nNumeroError>` +
 		`</ConsultarTarjetaResult></ConsultarTarjetaResponse></s:Body></s:Envelope>`
-	srv.Script("ConsultarTarjeta", creditsystemtest.Respond(200, []byte(body)))
+	srv.Script("ConsultarTarjeta", creditsystemtest.Raw(200, body))
 	_, err := c.ConsultarTarjeta(t.Context(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
 	if !errors.Is(err, creditsystem.ErrCardNotFound) {
 		t.Fatalf("err = %v, want ErrCardNotFound", err)
@@ -193,7 +193,7 @@ func TestOperationsConnectionRefused(t *testing.T) {
 
 // nilAnswer writes an answer of op whose members are all xsi:nil (or empty, when empty is
 // true) except the error triple, which says success.
-func nilAnswer(tc opCase, empty bool) []byte {
+func nilAnswer(tc opCase, empty bool) string {
 	resultField := reflect.TypeOf(tc.result).Elem().Field(1) // after XMLName; an xsd.Ptr
 	rt := resultField.Type.Field(0).Type.Elem()
 	var b strings.Builder
@@ -214,7 +214,7 @@ func nilAnswer(tc opCase, empty bool) []byte {
 		}
 	}
 	b.WriteString(`</` + tc.op + `Result></` + tc.op + `Response></s:Body></s:Envelope>`)
-	return []byte(b.String())
+	return b.String()
 }
 
 // Translation rule 5: xsi:nil and empty nodes become nil, never zero values.
@@ -228,7 +228,7 @@ func TestOperationsNilAnswers(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				srv, c := newFake(t)
 				p := tc.prepare(t, t.Context(), c)
-				srv.Script(tc.op, creditsystemtest.Respond(200, nilAnswer(tc, empty)))
+				srv.Script(tc.op, creditsystemtest.Raw(200, nilAnswer(tc, empty)))
 				res, err := tc.call(t.Context(), c, p)
 				if err != nil {
 					t.Fatal(err)
@@ -266,7 +266,7 @@ func TestNilResultIsTransportError(t *testing.T) {
 	srv, c := newFake(t)
 	body := `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><ConsultarTarjetaResponse xmlns="http://tempuri.org/">` +
 		`<ConsultarTarjetaResult i:nil="true" xmlns:i="http://www.w3.org/2001/XMLSchema-instance"/></ConsultarTarjetaResponse></s:Body></s:Envelope>`
-	srv.Script("ConsultarTarjeta", creditsystemtest.Respond(200, []byte(body)))
+	srv.Script("ConsultarTarjeta", creditsystemtest.Raw(200, body))
 	_, err := c.ConsultarTarjeta(t.Context(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
 	if !creditsystem.IsTransport(err) {
 		t.Fatalf("err = %v, want a transport error", err)
@@ -292,10 +292,10 @@ func TestUndecodableAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, c := newFake(t)
-			srv.Script("ConsultarTarjeta", creditsystemtest.Respond(tc.status, []byte(tc.body)))
+			srv.Script("ConsultarTarjeta", creditsystemtest.Raw(tc.status, tc.body))
 			_, err := c.ConsultarTarjeta(t.Context(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
 			var te *creditsystem.TransportError
-			if !errors.As(err, &te) || te.Op != "ConsultarTarjeta" || te.StatusCode != tc.status {
+			if !errors.As(err, &te) || te.Op != "ConsultarTarjeta" || te.HTTPStatus != tc.status {
 				t.Fatalf("err = %v (%T), want a transport error with HTTP %d", err, err, tc.status)
 			}
 		})
@@ -413,7 +413,7 @@ func TestAnswerWithoutContentType(t *testing.T) {
 
 func TestDroppedConnection(t *testing.T) {
 	srv, c := newFake(t)
-	srv.Script("GrabarAutorizacion", creditsystemtest.DropConnection())
+	srv.Script("GrabarAutorizacion", creditsystemtest.Drop())
 	_, err := c.GrabarAutorizacion(t.Context(), creditsystem.GrabarAutorizacionRequest{Identificacion: ident1, Monto: dec("10.00"), Plazo: 1})
 	if !creditsystem.IsTransport(err) || creditsystem.IsTimeout(err) {
 		t.Fatalf("err = %v, want a transport error that is not a timeout", err)
@@ -780,7 +780,7 @@ func TestErrorMessages(t *testing.T) {
 		{&creditsystem.Error{Op: "GrabarAutorizacion", Code: 51, Message: "Cupo insuficiente"}, "creditsystem: GrabarAutorizacion: error 51: Cupo insuficiente"},
 		{&creditsystem.FaultError{Op: "GrabarConsumo", Code: "a:InternalServiceFault", String: "boom", HTTPStatus: 500}, "creditsystem: GrabarConsumo: SOAP fault a:InternalServiceFault (HTTP 500): boom"},
 		{&creditsystem.TransportError{Op: "ConsultarTarjeta", Err: context.DeadlineExceeded}, "creditsystem: ConsultarTarjeta: context deadline exceeded"},
-		{&creditsystem.TransportError{Op: "ConsultarTarjeta", StatusCode: 502, Err: errors.New("HTTP status 502 without a SOAP fault")}, "creditsystem: ConsultarTarjeta: HTTP 502: HTTP status 502 without a SOAP fault"},
+		{&creditsystem.TransportError{Op: "ConsultarTarjeta", HTTPStatus: 502, Err: errors.New("HTTP status 502 without a SOAP fault")}, "creditsystem: ConsultarTarjeta: HTTP 502: HTTP status 502 without a SOAP fault"},
 	}
 	for _, tc := range cases {
 		if got := tc.err.Error(); got != tc.want {
@@ -790,7 +790,9 @@ func TestErrorMessages(t *testing.T) {
 	if errors.Is(&creditsystem.Error{Code: 3}, creditsystem.ErrCardNotFound) {
 		t.Error("code 3 matched ErrCardNotFound")
 	}
-	if !creditsystem.IsTimeout(fmt.Errorf("wrapped: %w", context.DeadlineExceeded)) || creditsystem.IsTimeout(errors.New("x")) {
-		t.Error("IsTimeout outside TransportError")
+	// IsTimeout is about the SDK's calls: a deadline that no call reported is not one.
+	if !creditsystem.IsTimeout(fmt.Errorf("wrapped: %w", &creditsystem.TransportError{Op: "ConsultarTarjeta", Err: context.DeadlineExceeded})) ||
+		creditsystem.IsTimeout(fmt.Errorf("wrapped: %w", context.DeadlineExceeded)) || creditsystem.IsTimeout(errors.New("x")) {
+		t.Error("IsTimeout is not upstream.IsTimeout")
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // nilResult is an answer whose result element is nil or missing: nothing to act on.
 func nilResult(op string, status int) error {
-	return &TransportError{Op: op, StatusCode: status, Err: errors.New("answer has a nil or missing result")}
+	return &TransportError{Op: op, HTTPStatus: status, Err: errors.New("answer has a nil or missing result")}
 }
 
 // businessError turns an answer gowsdl reported as success into a business error when the

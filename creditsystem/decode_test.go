@@ -14,7 +14,7 @@ import (
 
 // cardAnswer is a ConsultarTarjeta answer whose result members are written with prefix p
 // (empty: no prefix) and whose result element carries the extra namespace declarations decl.
-func cardAnswer(p, decl, lError, numero string) []byte {
+func cardAnswer(p, decl, lError, numero string) string {
 	q := func(local string) string {
 		if p == "" {
 			return local
@@ -22,7 +22,7 @@ func cardAnswer(p, decl, lError, numero string) []byte {
 		return p + ":" + local
 	}
 	el := func(local, v string) string { return "<" + q(local) + ">" + v + "</" + q(local) + ">" }
-	return []byte(`<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><ConsultarTarjetaResponse xmlns="http://tempuri.org/">` +
+	return `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><ConsultarTarjetaResponse xmlns="http://tempuri.org/">` +
 		`<ConsultarTarjetaResult ` + decl + ` xmlns:i="http://www.w3.org/2001/XMLSchema-instance">` +
 		el("cCliente", "CLIENTE UNO") + el("cNumeroTarjeta", card1) + el("cTextoError", "Cupo insuficiente") +
 		el("dFechaActivacion", "2024-03-10T00:00:00") + "<" + q("dFechaUltimaCompra") + ` i:nil="true"/>` +
@@ -31,7 +31,7 @@ func cardAnswer(p, decl, lError, numero string) []byte {
 		"<" + q("oTipoOperacionVm") + "><" + q("TipoOperacionVm") + ">" + el("cCodigoTipoOperacion", "001") + el("nCupoDisponibleOpe", "4500.00") +
 		"</" + q("TipoOperacionVm") + "></" + q("oTipoOperacionVm") + ">" +
 		"</" + q("TipoCupoVm") + "></" + q("oTipoCupoVm") + ">" +
-		`</ConsultarTarjetaResult></ConsultarTarjetaResponse></s:Body></s:Envelope>`)
+		`</ConsultarTarjetaResult></ConsultarTarjetaResponse></s:Body></s:Envelope>`
 }
 
 // WCF answers do not always put DataContract members in the WSDL's namespace (another
@@ -55,7 +55,7 @@ func TestAnswerMembersByLocalName(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name+"/success", func(t *testing.T) {
 			srv, c := newFake(t)
-			srv.Script("ConsultarTarjeta", creditsystemtest.Respond(200, cardAnswer(tc.prefix, tc.decl, "false", "0")))
+			srv.Script("ConsultarTarjeta", creditsystemtest.Raw(200, cardAnswer(tc.prefix, tc.decl, "false", "0")))
 			r, err := c.ConsultarTarjeta(t.Context(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +75,7 @@ func TestAnswerMembersByLocalName(t *testing.T) {
 		})
 		t.Run(tc.name+"/business error", func(t *testing.T) {
 			srv, c := newFake(t)
-			srv.Script("ConsultarTarjeta", creditsystemtest.Respond(200, cardAnswer(tc.prefix, tc.decl, "true", "51")))
+			srv.Script("ConsultarTarjeta", creditsystemtest.Raw(200, cardAnswer(tc.prefix, tc.decl, "true", "51")))
 			_, err := c.ConsultarTarjeta(t.Context(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
 			var be *creditsystem.Error
 			if !errors.As(err, &be) || be.Code != 51 || be.Message != "Cupo insuficiente" {
@@ -115,7 +115,7 @@ func TestResultNilOnlyWhenNilAbsentOrEmpty(t *testing.T) {
 	}{
 		{"lError false and every other member nil", func(tc opCase) string {
 			b := nilAnswer(tc, false)
-			return strings.Replace(string(b), `<a:nNumeroError>0</a:nNumeroError>`, `<a:nNumeroError i:nil="true"/>`, 1)
+			return strings.Replace(b, `<a:nNumeroError>0</a:nNumeroError>`, `<a:nNumeroError i:nil="true"/>`, 1)
 		}, true},
 		{"only lError false", func(tc opCase) string {
 			return open(tc) + `<a:lError>false</a:lError></` + tc.op + `Result>`
@@ -136,7 +136,7 @@ func TestResultNilOnlyWhenNilAbsentOrEmpty(t *testing.T) {
 				if !strings.HasPrefix(body, "<s:Envelope") {
 					body = string(resultAnswer(oc, body))
 				}
-				srv.Script(oc.op, creditsystemtest.Respond(200, []byte(body)))
+				srv.Script(oc.op, creditsystemtest.Raw(200, body))
 				res, err := oc.call(t.Context(), c, p)
 				if tc.wantValue {
 					if err != nil || reflect.ValueOf(res).IsNil() {

@@ -15,10 +15,11 @@
 //		OTPBypass:     os.Getenv("CREDITSYSTEM_OTP_BYPASS"),
 //	}, creditsystem.WithHTTPClient(httpClient))
 //
-// New checks the configuration: both URLs must be absolute http(s) URLs, Usuario and Terminal
-// are required, Timeout must not be negative. A nil Option is ignored (not an error), so an
-// option chosen at run time can be passed as nil; WithHTTPClient(nil), on the other hand,
-// is an error. Config.String redacts the OTP bypass code.
+// New(cfg Config, opts ...Option) checks the configuration and the options and contacts
+// nobody: both URLs must be absolute http(s) URLs, Usuario and Terminal are required,
+// Timeout must not be negative. Options validate their argument (WithHTTPClient(nil) is an
+// error); a nil Option is ignored, so an option chosen at run time can be passed as nil.
+// Config.String redacts the OTP bypass code.
 // WithCentralContract changes the contract name in Central's SOAPAction (see below).
 // WithHTTPClient injects the *http.Client (a metrics RoundTripper, an httpmock transport);
 // every request it sees carries the operation name, read with OperationFromContext.
@@ -65,24 +66,33 @@
 //
 // # Errors
 //
-// Every error names the operation. There are three kinds, reached with errors.As:
-//   - *Error: a business error, the creditsystem answered lError = true; Code is nNumeroError
-//     and Message cTextoError. errors.Is(err, ErrCardNotFound) holds for nNumeroError 2
-//     (customer without card), which is treated as an error even if lError is false. The
-//     credit service maps 2 to 404 and any other code to 502.
-//   - *FaultError: a SOAP fault, with HTTPStatus (WCF sends faults in an HTTP 500; an HTTP 200
-//     fault is accepted too), Code, String, Actor and Detail (server internals, not for
-//     end users).
+// Every error of a call names the operation and implements upstream.Error (Operation, Kind,
+// ErrorCode, ErrorMessage, Timeout), so a caller can map kinds without knowing these types.
+// There are three types, reached with errors.As:
+//   - *Error (kind upstream.Rejected): a business error, the creditsystem answered
+//     lError = true; Code is nNumeroError and Message cTextoError. errors.Is(err,
+//     ErrCardNotFound) holds for nNumeroError 2 (customer without card), which is treated as
+//     an error even if lError is false. The credit service maps 2 to 404 and any other code
+//     to 502.
+//   - *FaultError (kind upstream.Fault): a SOAP fault, with HTTPStatus (WCF sends faults in an
+//     HTTP 500; an HTTP 200 fault is accepted too), Code, String, Actor and Detail (server
+//     internals, not for end users).
 //   - *TransportError: no usable answer: timeout, refused or dropped connection, an HTTP
-//     error status without a fault, an answer that does not decode, is not the expected
-//     element, or has a nil result. IsTransport and IsTimeout tell them apart;
-//     errors.Is(err, context.DeadlineExceeded) holds for every timeout (Config.Timeout, the
-//     context's deadline, an *http.Client Timeout, a Transport's ResponseHeaderTimeout, a
-//     connection deadline; TestEveryTimeoutIsDeadlineExceeded) and errors.Is(err,
-//     context.Canceled) when the caller cancelled; errors.As still finds the *TransportError.
+//     error status without a fault (HTTPStatus), an answer that does not decode, is not the
+//     expected element, or has a nil result. Its kind is upstream.NotSent when the request
+//     provably never left (the dial failed: connection refused, unknown host) and
+//     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
+//
+// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
+// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err). For
+// every timeout errors.Is(err, context.DeadlineExceeded) holds as well (Config.Timeout, the
+// context's deadline, an *http.Client Timeout, a Transport's ResponseHeaderTimeout, a
+// connection deadline; TestEveryTimeoutIsDeadlineExceeded), and errors.Is(err,
+// context.Canceled) when the caller cancelled; errors.As still finds the *TransportError.
 //
 // ErrInvalidRequest (errors.Is) is returned, without any call, for a request that misses a
-// field the specification makes required; the message names the fields:
+// field the specification makes required; it is a plain sentinel, not an upstream.Error.
+// The message names the fields:
 //   - GrabarConsumo: NumeroAutorizacion, NumeroFactura, MontoFacturado, FechaFactura, and
 //     NumeroTarjeta or Identificacion;
 //   - GrabarPagoTarjeta: NumeroTarjeta, ValorPago, FechaPago, FormasPago (at least one, each
@@ -97,9 +107,10 @@
 // # Timeouts and retries
 //
 // Each call has the deadline Config.Timeout (CREDITSYSTEM_TIMEOUT, default 30 s), or the
-// context's when that is sooner. The client never retries: after a TransportError the outcome
-// of a money-moving operation (authorization, consumption, payment, reversals) is unknown;
-// query first (ConsultarTarjeta, ConsultarDeudaTarjeta) instead of repeating it.
+// context's when that is sooner. The client never retries: after an error of kind
+// upstream.OutcomeUnknown a money-moving operation (authorization, consumption, payment,
+// reversals) may have been applied, so query first (ConsultarTarjeta, ConsultarDeudaTarjeta)
+// instead of repeating it; after upstream.NotSent it was not applied.
 //
 // # Generated code
 //

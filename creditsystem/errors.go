@@ -4,8 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"strconv"
 	"strings"
+
+	"github.com/platform/integrations/internal/sdkerr"
+	"github.com/platform/integrations/upstream"
+)
+
+var (
+	_ upstream.Error = (*Error)(nil)
+	_ upstream.Error = (*FaultError)(nil)
+	_ upstream.Error = (*TransportError)(nil)
 )
 
 // CodeCardNotFound is the nNumeroError of a customer without a card.
@@ -29,7 +38,8 @@ func missingFields(op string, missing []string) error {
 }
 
 // Error is a business error: the creditsystem answered with lError = true (or with
-// nNumeroError 2, which always means "customer without card").
+// nNumeroError 2, which always means "customer without card"). Its kind is
+// upstream.Rejected.
 type Error struct {
 	Op      string // operation, e.g. "GrabarAutorizacion"
 	Code    int    // nNumeroError
@@ -45,7 +55,15 @@ func (e *Error) Is(target error) bool {
 	return target == ErrCardNotFound && e.Code == CodeCardNotFound
 }
 
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *Error) Operation() string    { return e.Op }
+func (e *Error) Kind() upstream.Kind  { return upstream.Rejected }
+func (e *Error) ErrorCode() string    { return strconv.Itoa(e.Code) }
+func (e *Error) ErrorMessage() string { return e.Message }
+func (e *Error) Timeout() bool        { return false }
+
 // FaultError is a SOAP fault, whether it came in an HTTP 500 (WCF's way) or an HTTP 200.
+// Its kind is upstream.Fault.
 type FaultError struct {
 	Op         string
 	Code       string // faultcode as written, e.g. "a:InternalServiceFault"
@@ -59,18 +77,27 @@ func (e *FaultError) Error() string {
 	return fmt.Sprintf("creditsystem: %s: SOAP fault %s (HTTP %d): %s", e.Op, e.Code, e.HTTPStatus, e.String)
 }
 
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *FaultError) Operation() string    { return e.Op }
+func (e *FaultError) Kind() upstream.Kind  { return upstream.Fault }
+func (e *FaultError) ErrorCode() string    { return e.Code }
+func (e *FaultError) ErrorMessage() string { return e.String }
+func (e *FaultError) Timeout() bool        { return false }
+
 // TransportError is every failure that is neither an answer nor a fault: timeout, refused or
 // dropped connection, an HTTP error status without a fault, an answer that does not decode.
-// Whether the upstream applied a money-moving operation is unknown after one.
+// Its kind is upstream.NotSent when the request provably never left (the dial failed),
+// upstream.OutcomeUnknown otherwise: whether the creditsystem applied a money-moving
+// operation is then unknown.
 type TransportError struct {
 	Op         string
-	StatusCode int // HTTP status when an answer arrived, else 0
+	HTTPStatus int // HTTP status when an answer arrived, else 0
 	Err        error
 }
 
 func (e *TransportError) Error() string {
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("creditsystem: %s: HTTP %d: %v", e.Op, e.StatusCode, e.Err)
+	if e.HTTPStatus != 0 {
+		return fmt.Sprintf("creditsystem: %s: HTTP %d: %v", e.Op, e.HTTPStatus, e.Err)
 	}
 	return fmt.Sprintf("creditsystem: %s: %v", e.Op, e.Err)
 }
@@ -85,26 +112,24 @@ func (e *TransportError) Is(target error) bool {
 	return target == context.DeadlineExceeded && e.Timeout()
 }
 
+// Operation, Kind, ErrorCode, ErrorMessage and Timeout implement upstream.Error.
+func (e *TransportError) Operation() string { return e.Op }
+
+func (e *TransportError) Kind() upstream.Kind { return sdkerr.TransportKind(e.HTTPStatus, e.Err) }
+
+// ErrorCode is the HTTP status of an answer outside 2xx, "" otherwise.
+func (e *TransportError) ErrorCode() string    { return sdkerr.StatusCode(e.HTTPStatus) }
+func (e *TransportError) ErrorMessage() string { return "" }
+
 // Timeout reports whether the call ran out of time.
-func (e *TransportError) Timeout() bool {
-	if errors.Is(e.Err, context.DeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(e.Err, &ne) && ne.Timeout()
-}
+func (e *TransportError) Timeout() bool { return sdkerr.TimedOut(e.Err) }
 
-// IsTimeout reports whether err is a call that ran out of time (the configured timeout, the
-// context's deadline, or a timeout of the *http.Client, its Transport or the connection).
-func IsTimeout(err error) bool {
-	var te *TransportError
-	if errors.As(err, &te) {
-		return te.Timeout()
-	}
-	return errors.Is(err, context.DeadlineExceeded)
-}
+// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
+// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
+func IsTimeout(err error) bool { return upstream.IsTimeout(err) }
 
-// IsTransport reports whether err is a *TransportError.
+// IsTransport reports whether err holds a *TransportError: no usable answer arrived (kind
+// upstream.OutcomeUnknown or upstream.NotSent).
 func IsTransport(err error) bool {
 	var te *TransportError
 	return errors.As(err, &te)

@@ -30,9 +30,9 @@ import (
 )
 
 // countingServer serves the fake and counts accepted TCP connections.
-func countingServer(t *testing.T) (*httptest.Server, *creditsystemtest.Handler, *atomic.Int64) {
+func countingServer(t *testing.T) (*httptest.Server, *creditsystemtest.Fake, *atomic.Int64) {
 	t.Helper()
-	h := creditsystemtest.NewHandler()
+	h := creditsystemtest.NewFake()
 	var conns atomic.Int64
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {

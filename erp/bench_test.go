@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/platform/integrations/erp"
-	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/erp/erptest/fixtures"
 )
 
 // The client's own cost per call (resty, encoding, decoding), without a network: httpmock
@@ -17,7 +17,7 @@ import (
 func benchClient(b *testing.B) *erp.Client {
 	mt := mockTransport()
 	cfg := erp.Config{BaseURL: "http://erp.test", Timeout: 2 * time.Second}
-	erptest.RegisterScenario(mt, cfg, erptest.ScenarioFound)
+	fixtures.RegisterScenario(mt, cfg, fixtures.ScenarioFound)
 	c, err := erp.New(cfg, erp.WithHTTPClient(&http.Client{Transport: mt}))
 	if err != nil {
 		b.Fatal(err)

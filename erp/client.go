@@ -66,7 +66,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// No retries: a create that timed out may have been applied, and repeating it is the
 	// caller's decision. No logging from resty: requests carry the API key.
 	// A redirected POST would come back as a GET without its body; the 3xx is reported
-	// as an APIError instead.
+	// as an Error instead.
 	rc.SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}))
@@ -111,9 +111,10 @@ func (e envelope) message() string {
 	return e.Message
 }
 
-// post sends body to path under op's name and deadline and returns the raw 2xx answer
-// after checking error_api. Every failure comes back as *APIError or *TransportError.
-func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte, error) {
+// post sends body to path under op's name and deadline and returns the raw 2xx answer and
+// its status after checking error_api. Every failure comes back as *Error or
+// *TransportError.
+func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, opKey{}, op)
@@ -124,44 +125,50 @@ func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte
 		SetBody(body).
 		Post(c.cfg.url(path))
 	if err != nil {
-		return nil, c.transportError(ctx, op, err)
+		return nil, 0, c.transportError(ctx, op, resp, err)
 	}
 	raw := c.redact(resp.Body())
 	status := resp.StatusCode()
 	if status < 200 || status > 299 {
 		var env envelope
-		_ = json.Unmarshal(raw, &env) // a non-JSON error page still is an APIError
+		_ = json.Unmarshal(raw, &env) // a non-JSON error page still is an Error
 		msg := c.redactString(env.message())
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return nil, &APIError{Op: op, StatusCode: status, Message: msg, Body: raw}
+		return nil, status, &Error{Op: op, HTTPStatus: status, Message: msg, Body: raw}
 	}
 	var env envelope
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, &TransportError{Op: op, Err: fmt.Errorf("%w: HTTP %d: %w", ErrUndecodable, status, err)}
+		return nil, status, undecodable(op, status, err)
 	}
 	if env.ErrorAPI {
 		msg := c.redactString(env.message())
 		if msg == "" {
 			msg = "error_api without mensaje"
 		}
-		return nil, &APIError{Op: op, StatusCode: status, Message: msg, Body: raw}
+		return nil, status, &Error{Op: op, HTTPStatus: status, Message: msg, Body: raw}
 	}
-	return raw, nil
+	return raw, status, nil
 }
 
-// transportError wraps err with op. When the call's deadline passed, the cause is made to
-// satisfy errors.Is(err, context.DeadlineExceeded) even if the layer below reported it as
-// something else (an injected RoundTripper may return its own error when the context ends).
-func (c *Client) transportError(ctx context.Context, op string, err error) error {
+// transportError wraps err with op, and with the status of the answer when one arrived
+// (resty returns it with an oversized body). When the call's deadline passed, the cause is
+// made to satisfy errors.Is(err, context.DeadlineExceeded) even if the layer below reported
+// it as something else (an injected RoundTripper may return its own error when the context
+// ends).
+func (c *Client) transportError(ctx context.Context, op string, resp *resty.Response, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}
 	if c.cfg.APIKey != "" && strings.Contains(err.Error(), c.cfg.APIKey) {
 		err = &redactedError{msg: strings.ReplaceAll(err.Error(), c.cfg.APIKey, redacted), err: err}
 	}
-	return &TransportError{Op: op, Err: err}
+	status := 0
+	if resp != nil && resp.RawResponse != nil {
+		status = resp.StatusCode()
+	}
+	return &TransportError{Op: op, HTTPStatus: status, Err: err}
 }
 
 func (c *Client) redact(b []byte) []byte {

@@ -83,17 +83,17 @@ func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpLookupClient, err)
 	}
-	raw, err := c.post(ctx, OpLookupClient, c.cfg.LookupPath, body)
+	raw, status, err := c.post(ctx, OpLookupClient, c.cfg.LookupPath, body)
 	if err != nil {
 		return nil, err
 	}
-	return decodeLookup(raw)
+	return decodeLookup(raw, status)
 }
 
-func decodeLookup(raw []byte) (*LookupResult, error) {
+func decodeLookup(raw []byte, status int) (*LookupResult, error) {
 	var a lookupAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, undecodable(OpLookupClient, err)
+		return nil, undecodable(OpLookupClient, status, err)
 	}
 	res := &LookupResult{Raw: json.RawMessage(raw)}
 	// Found needs both the ERP's "encontrado" and a client to show for it: a client object
@@ -185,17 +185,17 @@ func (c *Client) SyncClient(ctx context.Context, op Operation, p ClientPayload) 
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpSyncClient, err)
 	}
-	raw, err := c.post(ctx, OpSyncClient, c.cfg.ClientsPath, body)
+	raw, status, err := c.post(ctx, OpSyncClient, c.cfg.ClientsPath, body)
 	if err != nil {
 		return nil, err
 	}
 	var a syncAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, undecodable(OpSyncClient, err)
+		return nil, undecodable(OpSyncClient, status, err)
 	}
 	if a.CodigoCliente == "" {
 		if op == OperationCreate || p.CodigoCliente == "" {
-			return nil, undecodable(OpSyncClient, fmt.Errorf("answer without codigo_cliente"))
+			return nil, undecodable(OpSyncClient, status, fmt.Errorf("answer without codigo_cliente"))
 		}
 		a.CodigoCliente = p.CodigoCliente
 	}
@@ -295,6 +295,6 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func undecodable(op string, err error) error {
-	return &TransportError{Op: op, Err: fmt.Errorf("%w: %w", ErrUndecodable, err)}
+func undecodable(op string, status int, err error) error {
+	return &TransportError{Op: op, HTTPStatus: status, Err: fmt.Errorf("%w: %w", ErrUndecodable, err)}
 }

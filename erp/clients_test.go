@@ -17,6 +17,8 @@ import (
 
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/erp/erptest/fixtures"
+	"github.com/platform/integrations/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -187,8 +189,8 @@ func TestSyncClientMapping(t *testing.T) {
 }
 
 // TestInvalidRequestIsRefusedBeforeAnyCall: arguments that cannot make a valid request give an
-// error wrapping ErrInvalidRequest (and, being the same value, the deprecated ErrInvalidInput),
-// naming the operation, and nothing reaches the ERP.
+// error wrapping ErrInvalidRequest, a plain sentinel rather than an upstream.Error, naming the
+// operation, and nothing reaches the ERP.
 func TestInvalidRequestIsRefusedBeforeAnyCall(t *testing.T) {
 	valid := erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: "ANA", Identificacion: "0911111111"}
 	with := func(f func(*erp.ClientPayload)) erp.ClientPayload { p := valid; f(&p); return p }
@@ -228,10 +230,7 @@ func TestInvalidRequestIsRefusedBeforeAnyCall(t *testing.T) {
 			if !errors.Is(err, erp.ErrInvalidRequest) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrInvalidRequest containing %q", err, tc.want)
 			}
-			if !errors.Is(err, erp.ErrInvalidInput) {
-				t.Errorf("errors.Is(%v, ErrInvalidInput) = false", err)
-			}
-			if erp.IsTransport(err) || erp.IsTimeout(err) {
+			if erp.IsTransport(err) || erp.IsTimeout(err) || upstream.KindOf(err) != 0 {
 				t.Errorf("%v looks like a failed call", err)
 			}
 			if !strings.HasPrefix(err.Error(), "erp: "+tc.op+": ") {
@@ -339,7 +338,7 @@ func TestSyncCreateThenUpdate(t *testing.T) {
 	if created.CodigoCliente != "C-0102030405" {
 		t.Errorf("assigned codigo_cliente = %q, want C-0102030405", created.CodigoCliente)
 	}
-	if want := erptest.Fixture(erptest.FixtureSyncCreated); !bytes.Equal(created.Raw, want) {
+	if want := fixtures.Fixture(fixtures.FixtureSyncCreated); !bytes.Equal(created.Raw, want) {
 		t.Errorf("Raw = %s, want the answer as received %s", created.Raw, want)
 	}
 	if created.Message != "cliente creado" {
@@ -374,8 +373,8 @@ func TestSyncCreateThenUpdate(t *testing.T) {
 	// Creating it again is the ERP's business rejection.
 	p.CodigoCliente = ""
 	_, err = c.SyncClient(ctx, erp.OperationCreate, p)
-	var apiErr *erp.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusOK {
+	var apiErr *erp.Error
+	if !errors.As(err, &apiErr) || apiErr.HTTPStatus != http.StatusOK {
 		t.Errorf("second create: %v, want an error_api rejection", err)
 	}
 }
@@ -474,11 +473,11 @@ func TestAPIKeyIsSentAndNeverLeaks(t *testing.T) {
 	}
 
 	// An ERP that echoes the key back in its error must not make us print it.
-	srv.Script(erp.OpLookupClient, erptest.Status(http.StatusUnauthorized, `{"error_api":true,"mensaje":"clave `+secret+` no autorizada"}`))
+	srv.Script(erp.OpLookupClient, erptest.Raw(http.StatusUnauthorized, `{"error_api":true,"mensaje":"clave `+secret+` no autorizada"}`))
 	_, err = c.LookupClient(t.Context(), "000598", "0999999999")
-	var apiErr *erp.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("err = %v, want a 401 APIError", err)
+	var apiErr *erp.Error
+	if !errors.As(err, &apiErr) || apiErr.HTTPStatus != http.StatusUnauthorized {
+		t.Fatalf("err = %v, want a 401 erp.Error", err)
 	}
 	if strings.Contains(err.Error(), secret) || strings.Contains(apiErr.Message, secret) || bytes.Contains(apiErr.Body, []byte(secret)) {
 		t.Errorf("the key leaks: %v / %s", err, apiErr.Body)
@@ -486,7 +485,7 @@ func TestAPIKeyIsSentAndNeverLeaks(t *testing.T) {
 
 	// Without the key the fake refuses: the header really is what authenticates.
 	noKey := newClient(t, srv, 2*time.Second)
-	if _, err := noKey.LookupClient(t.Context(), "000598", "0999999999"); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
+	if _, err := noKey.LookupClient(t.Context(), "000598", "0999999999"); !errors.As(err, &apiErr) || apiErr.HTTPStatus != http.StatusUnauthorized {
 		t.Errorf("without key: %v, want 401", err)
 	}
 }
@@ -494,7 +493,7 @@ func TestAPIKeyIsSentAndNeverLeaks(t *testing.T) {
 func TestCustomPaths(t *testing.T) {
 	mt := mockTransport()
 	cfg := erp.Config{BaseURL: "http://erp.test/base", LookupPath: "/q/clientes", ClientsPath: "/w/clientes", Timeout: time.Second}
-	erptest.RegisterScenario(mt, cfg, erptest.ScenarioFound)
+	fixtures.RegisterScenario(mt, cfg, fixtures.ScenarioFound)
 	c, err := erp.New(cfg, erp.WithHTTPClient(&http.Client{Transport: mt}))
 	if err != nil {
 		t.Fatal(err)
@@ -580,7 +579,7 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 	type want struct {
 		found   *erp.ClientRecord // lookup: the client read
 		codigo  string            // sync: CodigoCliente
-		message string            // sync: Message, or APIError.Message when apiErr
+		message string            // sync: Message, or Error.Message when apiErr
 		apiErr  bool
 		errText string // an error containing this text
 	}
@@ -625,11 +624,11 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 			}
 			res, err := c.SyncClient(t.Context(), tc.op, erp.ClientPayload{CodigoCliente: "C-PAYLOAD",
 				CodigoEmpresa: "000598", NombreCliente: "ANA", Identificacion: "0102030405"})
-			var apiErr *erp.APIError
+			var apiErr *erp.Error
 			switch {
 			case tc.want.apiErr:
 				if !errors.As(err, &apiErr) || apiErr.Message != tc.want.message {
-					t.Fatalf("err = %v, want an APIError with message %q", err, tc.want.message)
+					t.Fatalf("err = %v, want an erp.Error with message %q", err, tc.want.message)
 				}
 			case tc.want.errText != "":
 				if err == nil || !strings.Contains(err.Error(), tc.want.errText) {
@@ -648,7 +647,7 @@ func TestNullStringsDecodeAsEmpty(t *testing.T) {
 }
 
 // TestLookupWithNameRequestGolden: Lookup sends nombre_cliente when it is set, and the fake's
-// ERROR_API magic value then rejects the query (HTTP 200, error_api true) as an *APIError.
+// ERROR_API magic value then rejects the query (HTTP 200, error_api true) as an *erp.Error.
 func TestLookupWithNameRequestGolden(t *testing.T) {
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)
@@ -659,9 +658,9 @@ func TestLookupWithNameRequestGolden(t *testing.T) {
 	}
 	golden(t, "lookup_request_with_name.json", srv.Requests(erp.OpLookupClient)[0].Body)
 
-	_, err = c.Lookup(t.Context(), erp.LookupQuery{CodigoEmpresa: "000598", Identificacion: "0102030405", NombreCliente: erptest.ErrorAPINombre})
-	var apiErr *erp.APIError
-	if !errors.As(err, &apiErr) || apiErr.Op != erp.OpLookupClient || apiErr.StatusCode != 200 {
-		t.Fatalf("Lookup with nombre ERROR_API = %v, want an *erp.APIError of LookupClient with status 200", err)
+	_, err = c.Lookup(t.Context(), erp.LookupQuery{CodigoEmpresa: "000598", Identificacion: "0102030405", NombreCliente: erptest.NombreClienteErrorAPI})
+	var apiErr *erp.Error
+	if !errors.As(err, &apiErr) || apiErr.Op != erp.OpLookupClient || apiErr.HTTPStatus != 200 {
+		t.Fatalf("Lookup with nombre ERROR_API = %v, want an *erp.Error of LookupClient with status 200", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/jarcoal/httpmock"
 
 	"github.com/platform/integrations/erp"
-	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/erp/erptest/fixtures"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -128,7 +128,7 @@ func TestNewIgnoresNilOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mt := httpmock.NewMockTransport()
-			mt.RegisterResponder(http.MethodPost, erptest.LookupURL(cfg),
+			mt.RegisterResponder(http.MethodPost, fixtures.LookupURL(cfg),
 				httpmock.NewStringResponder(200, `{"error_api":false,"encontrado":false,"cliente":null}`))
 			var (
 				c   *erp.Client

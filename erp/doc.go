@@ -12,8 +12,9 @@
 // Config documents every field, the environment variable it comes from and its default:
 // ERP_URL, ERP_TIMEOUT (30 s), ERP_LOOKUP_PATH (/erpapi/consulta-externa/clientes),
 // ERP_CLIENTS_PATH (/erpapi/clientes), ERP_API_KEY (none) and ERP_API_KEY_HEADER (X-API-Key).
-// One Client serves the whole process; it is safe for concurrent use. A nil Option passed to
-// New is ignored.
+// New(cfg Config, opts ...Option) validates the configuration and the options
+// (WithHTTPClient(nil) is an error; a nil Option is ignored) and contacts nobody. One Client
+// serves the whole process; it is safe for concurrent use.
 //
 // # Operations
 //
@@ -46,7 +47,7 @@
 // "message" accepted). Every string member of an answer may be JSON null, which reads as ""
 // without an error (a null codigo_cliente is therefore a missing one), and null booleans read
 // as false. The testdata/golden files hold the exact request bodies, and
-// erptest/testdata/fixtures the answers.
+// erptest/fixtures/testdata the answers.
 //
 // External query, POST {ERP_URL}{ERP_LOOKUP_PATH}:
 //
@@ -86,19 +87,28 @@
 //
 // # Errors
 //
-//   - *APIError{Op, StatusCode, Message, Body}: the ERP refused. StatusCode 200 is an answer
-//     with error_api = true; anything outside 2xx is an APIError too, whatever its body
-//     (Message is then the body's mensaje, or the status text). The services answer 502.
-//   - *TransportError{Op, Err}: no usable answer: timeout, refused or dropped connection,
-//     cancelled context, an answer over 4 MiB, or a 2xx answer that is not the JSON above
-//     (errors.Is(err, ErrUndecodable)). IsTransport(err) reports this kind.
+// Every error of a call implements upstream.Error (Operation, Kind, ErrorCode, ErrorMessage,
+// Timeout), so a caller can map kinds without knowing these types:
+//
+//   - *Error{Op, HTTPStatus, Message, Body} (kind upstream.Rejected): the ERP refused.
+//     HTTPStatus 200 is an answer with error_api = true (IsErrorAPI; ErrorCode ""); anything
+//     outside 2xx is an Error too, whatever its body (Message is then the body's mensaje, or
+//     the status text; ErrorCode the status). The services answer 502.
+//   - *TransportError{Op, HTTPStatus, Err}: no usable answer: timeout, refused or dropped
+//     connection, cancelled context, an answer over 4 MiB, or a 2xx answer that is not the
+//     JSON above (errors.Is(err, ErrUndecodable)). Its kind is upstream.NotSent when the
+//     request provably never left (the dial failed: connection refused, unknown host) and
+//     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
 //   - ErrInvalidRequest (wrapped): arguments rejected before any call (a required field
 //     missing or blank: codigo_empresa and identificacion for both operations, nombre_cliente
-//     too for a sync; operacion not 0/1; bad extra_fields). Nothing was sent. ErrInvalidInput
-//     is its deprecated former name, the same value, so errors.Is works with either.
+//     too for a sync; operacion not 0/1; bad extra_fields). Nothing was sent. It is a plain
+//     sentinel, not an upstream.Error.
+//
+// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
+// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
 //
 // Every message starts with "erp: <Op>: ". A configured APIKey is redacted from messages,
-// APIError.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.
+// Error.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.
 //
 // # Timeouts and retries
 //
@@ -108,11 +118,13 @@
 // context.DeadlineExceeded) hold: Config.Timeout, the caller's deadline, the Timeout of an
 // http.Client given with WithHTTPClient, a transport's own timeout (a net.Error whose Timeout
 // is true), before or after the headers, and also when an injected RoundTripper or body reports
-// the deadline in its own words. Nothing is retried: a create that timed out may have been applied
-// (erptest.LateSuccess reproduces it); LookupClient tells whether it was.
+// the deadline in its own words. Nothing is retried: a create that failed with
+// upstream.OutcomeUnknown (a timeout among others) may have been applied (erptest.LateSuccess
+// reproduces it); LookupClient tells whether it was. After upstream.NotSent it was not.
 //
 // # Testing
 //
 // Package erptest runs an in-process fake ERP speaking this wire format, with magic values
-// and scripted faults, and registers httpmock responders replaying answers recorded from it.
+// and scripted reactions; package erptest/fixtures registers httpmock responders replaying
+// answers recorded from it.
 package erp

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/erp/erptest/fixtures"
+	"github.com/platform/integrations/upstream"
 )
 
 // testTimeout is ERP_TIMEOUT in the failure tests: the timeouts below take exactly this long.
@@ -27,8 +30,8 @@ func mockERP(t *testing.T, body string) *httpmock.MockTransport {
 	t.Helper()
 	mt := mockTransport()
 	cfg := erp.Config{BaseURL: "http://erp.test"}
-	mt.RegisterResponder(http.MethodPost, erptest.LookupURL(cfg), httpmock.NewStringResponder(200, body))
-	mt.RegisterResponder(http.MethodPost, erptest.ClientsURL(cfg), httpmock.NewStringResponder(200, body))
+	mt.RegisterResponder(http.MethodPost, fixtures.LookupURL(cfg), httpmock.NewStringResponder(200, body))
+	mt.RegisterResponder(http.MethodPost, fixtures.ClientsURL(cfg), httpmock.NewStringResponder(200, body))
 	return mt
 }
 
@@ -51,12 +54,33 @@ func call(ctx context.Context, c *erp.Client, op, identificacion, nombre string)
 	return err
 }
 
+// wantErr describes an error; its upstream kind follows: Rejected for an *erp.Error,
+// NotSent when notSent, OutcomeUnknown otherwise.
 type wantErr struct {
-	apiStatus   int    // > 0: an *APIError with this StatusCode
+	apiStatus   int    // > 0: an *erp.Error with this HTTPStatus
 	apiMessage  string // its Message
 	timeout     bool   // IsTimeout and errors.Is(err, context.DeadlineExceeded)
 	transport   bool   // IsTransport
+	notSent     bool   // the request never left
 	undecodable bool   // errors.Is(err, erp.ErrUndecodable)
+}
+
+func (w wantErr) kind() upstream.Kind {
+	switch {
+	case w.apiStatus > 0:
+		return upstream.Rejected
+	case w.notSent:
+		return upstream.NotSent
+	}
+	return upstream.OutcomeUnknown
+}
+
+// code is the ErrorCode: the HTTP status of a refusal outside 2xx.
+func (w wantErr) code() string {
+	if w.apiStatus == 0 || w.apiStatus == http.StatusOK {
+		return ""
+	}
+	return strconv.Itoa(w.apiStatus)
 }
 
 func checkErr(t *testing.T, op string, err error, want wantErr) {
@@ -67,19 +91,27 @@ func checkErr(t *testing.T, op string, err error, want wantErr) {
 	if !strings.HasPrefix(err.Error(), "erp: "+op+": ") {
 		t.Errorf("error %q does not name the operation %s", err, op)
 	}
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	isAPI := errors.As(err, &apiErr)
 	if isAPI != (want.apiStatus > 0) {
-		t.Fatalf("APIError = %v, want %v (err %v)", isAPI, want.apiStatus > 0, err)
+		t.Fatalf("*erp.Error = %v, want %v (err %v)", isAPI, want.apiStatus > 0, err)
 	}
 	if isAPI {
-		if apiErr.Op != op || apiErr.StatusCode != want.apiStatus || apiErr.Message != want.apiMessage {
-			t.Errorf("APIError{Op %q, StatusCode %d, Message %q}, want {%q, %d, %q}",
-				apiErr.Op, apiErr.StatusCode, apiErr.Message, op, want.apiStatus, want.apiMessage)
+		if apiErr.Op != op || apiErr.HTTPStatus != want.apiStatus || apiErr.Message != want.apiMessage {
+			t.Errorf("Error{Op %q, HTTPStatus %d, Message %q}, want {%q, %d, %q}",
+				apiErr.Op, apiErr.HTTPStatus, apiErr.Message, op, want.apiStatus, want.apiMessage)
 		}
 		if len(apiErr.Body) == 0 {
-			t.Error("APIError.Body is empty")
+			t.Error("Error.Body is empty")
 		}
+	}
+	e, ok := upstream.As(err)
+	if !ok {
+		t.Fatalf("err = %v (%T), want an upstream.Error", err, err)
+	}
+	if e.Kind() != want.kind() || e.Operation() != op || e.ErrorCode() != want.code() || e.ErrorMessage() != want.apiMessage || e.Timeout() != want.timeout {
+		t.Errorf("kind %v, operation %q, code %q, message %q, timeout %t; want %v, %q, %q, %q, %t",
+			e.Kind(), e.Operation(), e.ErrorCode(), e.ErrorMessage(), e.Timeout(), want.kind(), op, want.code(), want.apiMessage, want.timeout)
 	}
 	if got := erp.IsTransport(err); got != want.transport {
 		t.Errorf("IsTransport = %v, want %v (err %v)", got, want.transport, err)
@@ -98,8 +130,8 @@ func checkErr(t *testing.T, op string, err error, want wantErr) {
 // TestFailures runs every failure path of both operations against the fake.
 func TestFailures(t *testing.T) {
 	type setup func(*erptest.Server, string)
-	script := func(f erptest.Fault) setup {
-		return func(s *erptest.Server, op string) { s.Script(op, f) }
+	script := func(r erptest.Reaction) setup {
+		return func(s *erptest.Server, op string) { s.Script(op, r) }
 	}
 	cases := []struct {
 		name           string
@@ -108,27 +140,27 @@ func TestFailures(t *testing.T) {
 		nombre         string
 		want           wantErr
 	}{
-		{"error_api answer", script(erptest.ErrorAPI("cliente bloqueado")), "0102030405", "ANA",
+		{"error_api answer", script(erptest.BusinessError("cliente bloqueado")), "0102030405", "ANA",
 			wantErr{apiStatus: 200, apiMessage: "cliente bloqueado"}},
-		{"HTTP 400", script(erptest.Status(400, "")), "0102030405", "ANA",
+		{"HTTP 400", script(erptest.BusinessError("Bad Request").WithStatus(400)), "0102030405", "ANA",
 			wantErr{apiStatus: 400, apiMessage: "Bad Request"}},
-		{"HTTP 404 with an HTML page", script(erptest.Status(404, "<html>not found</html>")), "0102030405", "ANA",
+		{"HTTP 404 with an HTML page", script(erptest.Raw(404, "<html>not found</html>")), "0102030405", "ANA",
 			wantErr{apiStatus: 404, apiMessage: "Not Found"}},
-		{"HTTP 500", script(erptest.Status(500, `{"error_api":true,"mensaje":"base de datos caida"}`)), "0102030405", "ANA",
+		{"HTTP 500", script(erptest.BusinessError("base de datos caida").WithStatus(500)), "0102030405", "ANA",
 			wantErr{apiStatus: 500, apiMessage: "base de datos caida"}},
-		{"HTTP 503 without body", script(erptest.Status(503, " ")), "0102030405", "ANA",
+		{"HTTP 503 without body", script(erptest.Raw(503, " ")), "0102030405", "ANA",
 			wantErr{apiStatus: 503, apiMessage: "Service Unavailable"}},
-		{"magic HTTP 500", nil, erptest.ServerErrorIdentificacion, "ANA",
+		{"magic HTTP 500", nil, erptest.IdentificacionServerError, "ANA",
 			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"}},
 		{"timeout at the configured deadline", script(erptest.Hang()), "0102030405", "ANA",
 			wantErr{timeout: true, transport: true}},
-		{"magic timeout", nil, erptest.TimeoutIdentificacion, "ANA",
+		{"magic timeout", nil, erptest.IdentificacionTimeout, "ANA",
 			wantErr{timeout: true, transport: true}},
-		{"answer later than the deadline", script(erptest.Delay(testTimeout + time.Second)), "0102030405", "ANA",
+		{"answer later than the deadline", script(erptest.Process().After(testTimeout + time.Second)), "0102030405", "ANA",
 			wantErr{timeout: true, transport: true}},
 		{"dropped connection", script(erptest.Drop()), "0102030405", "ANA",
 			wantErr{transport: true}},
-		{"undecodable answer", script(erptest.Garbage()), "0102030405", "ANA",
+		{"undecodable answer", script(erptest.Raw(http.StatusOK, "<html><body>502 Bad Gateway</body></html>")), "0102030405", "ANA",
 			wantErr{transport: true, undecodable: true}},
 	}
 	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
@@ -163,7 +195,7 @@ func TestMagicErrorAPINombre(t *testing.T) {
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv, testTimeout)
-	err := call(t.Context(), c, erp.OpSyncClient, "0102030405", erptest.ErrorAPINombre)
+	err := call(t.Context(), c, erp.OpSyncClient, "0102030405", erptest.NombreClienteErrorAPI)
 	checkErr(t, erp.OpSyncClient, err, wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"})
 	if _, found := srv.Client("000598", "0102030405"); found {
 		t.Error("a rejected create was stored by the ERP")
@@ -183,7 +215,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
 		err := call(t.Context(), c, op, "0102030405", "ANA")
-		checkErr(t, op, err, wantErr{transport: true})
+		checkErr(t, op, err, wantErr{transport: true, notSent: true})
 		var ne *net.OpError
 		if !errors.As(err, &ne) {
 			t.Errorf("%s: %v does not carry the *net.OpError", op, err)
@@ -261,7 +293,7 @@ func TestLookupAcceptsZeroOneBooleans(t *testing.T) {
 func TestOversizedAnswerIsATransportError(t *testing.T) {
 	mt := mockTransport()
 	big := `{"error_api":false,"encontrado":false,"pad":"` + strings.Repeat("x", erp.DefaultMaxResponseBytes) + `"}`
-	mt.RegisterResponder(http.MethodPost, erptest.LookupURL(erp.Config{BaseURL: "http://erp.test"}), httpmock.NewStringResponder(200, big))
+	mt.RegisterResponder(http.MethodPost, fixtures.LookupURL(erp.Config{BaseURL: "http://erp.test"}), httpmock.NewStringResponder(200, big))
 	// A deadline a loaded machine never reaches while copying 4 MiB under -race: this test is
 	// about the size, and a timeout would hide it.
 	c, err := erp.New(erp.Config{BaseURL: "http://erp.test", Timeout: time.Minute}, erp.WithHTTPClient(&http.Client{Transport: mt}))
@@ -275,26 +307,26 @@ func TestOversizedAnswerIsATransportError(t *testing.T) {
 // The httpmock scenarios behave like the fake they were recorded from.
 func TestHTTPMockScenarios(t *testing.T) {
 	cases := []struct {
-		scenario erptest.Scenario
+		scenario fixtures.Scenario
 		lookup   wantErr
 		sync     wantErr
 	}{
-		{erptest.ScenarioErrorAPI,
+		{fixtures.ScenarioErrorAPI,
 			wantErr{apiStatus: 200, apiMessage: "consulta externa no disponible"},
 			wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"}},
-		{erptest.ScenarioServerError,
+		{fixtures.ScenarioServerError,
 			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"},
 			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"}},
-		{erptest.ScenarioUndecodable,
+		{fixtures.ScenarioUndecodable,
 			wantErr{transport: true, undecodable: true}, wantErr{transport: true, undecodable: true}},
-		{erptest.ScenarioRefused, wantErr{transport: true}, wantErr{transport: true}},
-		{erptest.ScenarioTimeout, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}},
+		{fixtures.ScenarioRefused, wantErr{transport: true}, wantErr{transport: true}},
+		{fixtures.ScenarioTimeout, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.scenario), func(t *testing.T) {
 			t.Parallel()
 			mt := mockTransport()
-			erptest.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, tc.scenario)
+			fixtures.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, tc.scenario)
 			c := mockClient(t, mt)
 			checkErr(t, erp.OpLookupClient, call(t.Context(), c, erp.OpLookupClient, "0102030405", "ANA"), tc.lookup)
 			checkErr(t, erp.OpSyncClient, call(t.Context(), c, erp.OpSyncClient, "0102030405", "ANA"), tc.sync)
@@ -302,7 +334,7 @@ func TestHTTPMockScenarios(t *testing.T) {
 	}
 	t.Run("success", func(t *testing.T) {
 		mt := mockTransport()
-		erptest.RegisterResponders(mt, erp.Config{BaseURL: "http://erp.test"})
+		fixtures.RegisterResponders(mt, erp.Config{BaseURL: "http://erp.test"})
 		c := mockClient(t, mt)
 		res, err := c.LookupClient(t.Context(), "000598", "0102030405")
 		if err != nil || res.Found {
@@ -322,7 +354,7 @@ func TestHTTPMockScenarios(t *testing.T) {
 	})
 	t.Run("found", func(t *testing.T) {
 		mt := mockTransport()
-		erptest.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, erptest.ScenarioFound)
+		fixtures.RegisterScenario(mt, erp.Config{BaseURL: "http://erp.test"}, fixtures.ScenarioFound)
 		res, err := mockClient(t, mt).LookupClient(t.Context(), "000598", "0999999999")
 		if err != nil || !res.Found || res.Client.CodigoCliente != "C-0999999999" {
 			t.Fatalf("lookup = %+v, %v; want C-0999999999", res, err)
@@ -330,13 +362,13 @@ func TestHTTPMockScenarios(t *testing.T) {
 	})
 }
 
-func TestAPIErrorMessages(t *testing.T) {
+func TestErrorMessages(t *testing.T) {
 	cases := []struct {
-		err  *erp.APIError
+		err  *erp.Error
 		want string
 	}{
-		{&erp.APIError{Op: "SyncClient", StatusCode: 200, Message: "duplicado"}, "erp: SyncClient: rejected by the ERP (error_api): duplicado"},
-		{&erp.APIError{Op: "LookupClient", StatusCode: 502, Message: "Bad Gateway"}, "erp: LookupClient: HTTP 502: Bad Gateway"},
+		{&erp.Error{Op: "SyncClient", HTTPStatus: 200, Message: "duplicado"}, "erp: SyncClient: rejected by the ERP (error_api): duplicado"},
+		{&erp.Error{Op: "LookupClient", HTTPStatus: 502, Message: "Bad Gateway"}, "erp: LookupClient: HTTP 502: Bad Gateway"},
 	}
 	for _, tc := range cases {
 		if got := tc.err.Error(); got != tc.want {
@@ -345,10 +377,10 @@ func TestAPIErrorMessages(t *testing.T) {
 	}
 }
 
-func TestAPIErrorIsErrorAPI(t *testing.T) {
+func TestErrorIsErrorAPI(t *testing.T) {
 	for status, want := range map[int]bool{200: true, 201: true, 400: false, 500: false, 302: false} {
-		if got := (&erp.APIError{StatusCode: status}).IsErrorAPI(); got != want {
-			t.Errorf("StatusCode %d: IsErrorAPI = %v, want %v", status, got, want)
+		if got := (&erp.Error{HTTPStatus: status}).IsErrorAPI(); got != want {
+			t.Errorf("HTTPStatus %d: IsErrorAPI = %v, want %v", status, got, want)
 		}
 	}
 }
@@ -444,6 +476,7 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 		fake    func(*erptest.Server, string)             // scripts the fake ERP, when set
 		handler http.HandlerFunc                          // a hand-written ERP, when set
 		hc      func(base http.RoundTripper) *http.Client // WithHTTPClient, when set
+		notSent bool                                      // the dial timed out: nothing left
 	}{
 		{name: "Config.Timeout before the headers", timeout: short, fake: hang},
 		{name: "Config.Timeout while reading the body", timeout: short, handler: stallBody},
@@ -452,7 +485,7 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 			hc: func(base http.RoundTripper) *http.Client { return &http.Client{Transport: base, Timeout: short} }},
 		{name: "http.Client Timeout while reading the body", timeout: time.Minute, handler: stallBody,
 			hc: func(base http.RoundTripper) *http.Client { return &http.Client{Transport: base, Timeout: short} }},
-		{name: "transport reports a network timeout", timeout: time.Minute,
+		{name: "transport reports a dial timeout", timeout: time.Minute, notSent: true,
 			hc: func(http.RoundTripper) *http.Client {
 				return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
 					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: netTimeout{}}
@@ -500,7 +533,7 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 					defer cancel()
 				}
 				err = call(ctx, c, op, "0102030405", "ANA")
-				checkErr(t, op, err, wantErr{timeout: true, transport: true})
+				checkErr(t, op, err, wantErr{timeout: true, transport: true, notSent: tc.notSent})
 				var te *erp.TransportError
 				if !errors.As(err, &te) || te.Op != op {
 					t.Errorf("errors.As(*TransportError) = %+v, want Op %s", te, op)

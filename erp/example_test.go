@@ -11,6 +11,7 @@ import (
 
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/upstream"
 )
 
 func ExampleClient_LookupClient() {
@@ -75,7 +76,7 @@ func ExampleClient_SyncClient() {
 	// cliente actualizado
 }
 
-func ExampleAPIError() {
+func ExampleError() {
 	srv := erptest.NewServer()
 	defer srv.Close()
 	c, err := erp.New(erp.Config{BaseURL: srv.URL, Timeout: 2 * time.Second})
@@ -86,16 +87,16 @@ func ExampleAPIError() {
 	_, err = c.SyncClient(context.Background(), erp.OperationCreate,
 		erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: "ERROR_API", Identificacion: "0102030405"})
 
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	if errors.As(err, &apiErr) {
-		fmt.Println(apiErr.StatusCode, apiErr.Message)
+		fmt.Println(apiErr.HTTPStatus, apiErr.Message)
 	}
 	fmt.Println(err)
-	fmt.Println(erp.IsTransport(err), erp.IsTimeout(err))
+	fmt.Println(upstream.KindOf(err), erp.IsTransport(err), erp.IsTimeout(err))
 	// Output:
 	// 200 ERROR_API: el ERP rechazo el cliente
 	// erp: SyncClient: rejected by the ERP (error_api): ERROR_API: el ERP rechazo el cliente
-	// false false
+	// rejected false false
 }
 
 // labelling is what a metrics RoundTripper does with the operation in the request context.

@@ -21,7 +21,7 @@ func FuzzDecodeLookup(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		res, err := decodeLookup(raw)
+		res, err := decodeLookup(raw, 200)
 		if err != nil {
 			if !errors.Is(err, ErrUndecodable) {
 				t.Fatalf("error %v does not wrap ErrUndecodable", err)

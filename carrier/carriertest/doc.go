@@ -25,7 +25,8 @@
 // # Magic subscribers
 //
 // A top-up (sre_topupd_76186) for one of these subscribers gets its outcome
-// from any HTTP client, without scripting:
+// from any HTTP client, without scripting (constants SubscriberNoBalance,
+// SubscriberIPNotAuthorized, SubscriberTimeout, SubscriberLateSuccess):
 //
 //	593990000001  STATUS=ERROR, ID_CODIGO 1, MENSAJE "no balance"      -> failed
 //	593990000002  SOAP fault, faultcode 350, in HTTP 500                -> unavailable
@@ -96,8 +97,6 @@
 //
 // # httpmock fixtures
 //
-// RegisterResponders registers, on a given *httpmock.MockTransport, answers
-// for every function: success by default, or a named Scenario. The answers
-// are files under testdata/fixtures/ that the fake produced; TestFixtures
-// fails when they drift and rewrites them with -update.
+// Package carriertest/fixtures registers answers recorded from this fake on an httpmock
+// MockTransport; it is apart so that importing the fake does not import httpmock.
 package carriertest

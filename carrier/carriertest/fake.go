@@ -87,7 +87,7 @@ type Stock struct {
 	Available   int64
 }
 
-// Option configures a Fake.
+// Option configures a Fake. A nil Option is ignored, as the clients' New does.
 type Option func(*Fake)
 
 // WithCredentials makes sre_consulta_recarga and sre_consulta_inventario
@@ -155,7 +155,9 @@ func NewFake(opts ...Option) *Fake {
 	f.setStock("151", "Pin 10", 1000)
 	f.setStock("150", "Datos", 1000)
 	for _, o := range opts {
-		o(f)
+		if o != nil {
+			o(f)
+		}
 	}
 	return f
 }

@@ -313,3 +313,12 @@ func ExampleNewMock() {
 	// success SUCCESS top-up found
 	// 2 SUCCESS 700000001
 }
+
+// A nil Option is ignored and the others still apply, as carrier.New does with its options.
+func TestNilOptionIgnored(t *testing.T) {
+	f := carriertest.NewFake(nil, carriertest.WithStock("99", "Pin 99", 7), nil)
+	defer f.Close()
+	if s, ok := f.Stock("99"); !ok || s.Available != 7 {
+		t.Errorf("Stock(99) = %+v, %t", s, ok)
+	}
+}

@@ -46,7 +46,7 @@ func ExampleService_CreateFromCreditSystem() {
 	var exists *clients.ExistsError
 	fmt.Println(errors.As(err, &exists), exists.Reason)
 
-	in.Identificacion = clients.FieldValue(erptest.ExistingIdentificacion)
+	in.Identificacion = clients.FieldValue(erptest.IdentificacionExisting)
 	_, _, err = svc.CreateFromCreditSystem(ctx, in)
 	fmt.Println(errors.As(err, &exists), exists.Reason, exists.ERPClient.CodigoCliente)
 

@@ -285,7 +285,7 @@ func SyncOperation(client *Client) erp.Operation {
 // is held while the ERP is called. On success erp_response, erp_synced_at and the codigo_cliente
 // the ERP assigned are stored and erp_synced becomes true (unless the client was updated during
 // the call). On any ERP failure nothing is recorded and a *SyncError is returned, wrapping
-// *erp.APIError for a rejection or *erp.TransportError (erp.IsTimeout) for no answer. A sync that
+// *erp.Error for a rejection or *erp.TransportError (erp.IsTimeout) for no answer. A sync that
 // timed out may have been applied by the ERP; it is never retried automatically.
 func (c *Service) SyncERP(ctx context.Context, codigo string) (*SyncResult, error) {
 	found, err := c.store.ByCodigo(ctx, codigo)

@@ -91,16 +91,16 @@ func TestCreateFromCreditSystem(t *testing.T) {
 			t.Fatal("ClientExistsError must match ErrClientExists")
 		}
 
-		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"X","identificacion":"`+erptest.ExistingIdentificacion+`"}`))
-		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsInERP || !exists.Found || exists.ERPClient.CodigoCliente != erptest.ExistingCodigoCliente || exists.Local != nil {
+		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"X","identificacion":"`+erptest.IdentificacionExisting+`"}`))
+		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsInERP || !exists.Found || exists.ERPClient.CodigoCliente != erptest.CodigoClienteExisting || exists.Local != nil {
 			t.Fatalf("ERP client: %v %+v, want EXISTS_IN_ERP", err, exists)
 		}
 
 		// Known in both: the ERP wins.
-		if _, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.ExistingIdentificacion+`"}`)); err != nil {
+		if _, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.IdentificacionExisting+`"}`)); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.ExistingIdentificacion+`"}`))
+		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"E2","nombre_cliente":"Y","identificacion":"`+erptest.IdentificacionExisting+`"}`))
 		if !errors.As(err, &exists) || exists.Reason != clients.ReasonExistsInERP || exists.Local == nil {
 			t.Fatalf("both: %v %+v, want EXISTS_IN_ERP with local_record", err, exists)
 		}
@@ -115,9 +115,9 @@ func TestCreateFromCreditSystem(t *testing.T) {
 			t.Fatal("invalid input reached the ERP")
 		}
 
-		r.erp.Script(erp.OpLookupClient, erptest.ErrorAPI("consulta rechazada"))
+		r.erp.Script(erp.OpLookupClient, erptest.BusinessError("consulta rechazada"))
 		_, _, err = r.CreateFromCreditSystem(ctx, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Z","identificacion":"0202020202"}`))
-		var apiErr *erp.APIError
+		var apiErr *erp.Error
 		if !errors.As(err, &apiErr) || apiErr.Message != "consulta rechazada" {
 			t.Fatalf("ERP rejection: %v", err)
 		}
@@ -233,15 +233,15 @@ func TestSyncERPFailuresRecordNothing(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		r := newRegistry(t, tg, time.Second)
 		ctx := t.Context()
-		bad, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"`+erptest.ErrorAPINombre+`","identificacion":"0505050505"}`))
+		bad, err := r.Create(ctx, clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"`+erptest.NombreClienteErrorAPI+`","identificacion":"0505050505"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = r.SyncERP(ctx, fmt.Sprint(bad.ID))
-		var apiErr *erp.APIError
+		var apiErr *erp.Error
 		var syncErr *clients.SyncError
 		if !errors.As(err, &apiErr) || !errors.As(err, &syncErr) || syncErr.Operation != erp.OperationCreate {
-			t.Fatalf("error_api: %v, want *erp.APIError inside a create *clients.SyncError", err)
+			t.Fatalf("error_api: %v, want *erp.Error inside a create *clients.SyncError", err)
 		}
 		after, _ := r.Get(ctx, fmt.Sprint(bad.ID))
 		if after.ERPSynced || after.ERPSyncedAt != nil || after.ERPResponse != nil || after.CodigoCliente != nil {

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/platform/integrations/creditsystem"
+	"github.com/platform/integrations/upstream"
 )
 
 // Creditsystem is what the consumption module calls; *creditsystem.Client implements it.
@@ -160,7 +160,7 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 	wctx, cancel := s.outcomeContext(ctx)
 	defer cancel()
 	if callErr == nil && (res.NumeroAutorizacion == nil || *res.NumeroAutorizacion == "") {
-		callErr = &creditsystem.TransportError{Op: UpstreamGrabarAutorizacion, StatusCode: 200,
+		callErr = &creditsystem.TransportError{Op: UpstreamGrabarAutorizacion, HTTPStatus: 200,
 			Err: errors.New("answer accepted the authorization without cNumeroAutorizacion")}
 	}
 	if callErr != nil {
@@ -428,7 +428,7 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 	}
 
 	s.anotarFallo(intento, callErr, now)
-	unknown := intento.Resultado != ResultadoRechazado && intento.Resultado != ResultadoFault && enviado(callErr)
+	unknown := applied(callErr)
 	if unknown {
 		s.log.WarnContext(ctx, "creditsystem outcome unknown: authorization held until reconciled, not retried",
 			"autorizacion_id", autorizacionID, "operation", marker, "attempt_id", intento.ID, "request_id", intento.RequestID, "outcome", intento.Resultado)
@@ -453,26 +453,28 @@ func (s *Service) outcomeContext(ctx context.Context) (context.Context, context.
 // anotarFallo records the kind of a failed call on the attempt.
 func (s *Service) anotarFallo(in *Intento, err error, now time.Time) {
 	in.TerminadoAt = now
-	var be *creditsystem.Error
-	var fe *creditsystem.FaultError
-	switch {
-	case errors.As(err, &be):
-		code := be.Code
-		in.Resultado, in.CodigoUpstream, in.MensajeUpstream = ResultadoRechazado, &code, be.Message
-	case errors.As(err, &fe):
-		in.Resultado, in.MensajeUpstream = ResultadoFault, fe.Code+": "+fe.String
-	case creditsystem.IsTimeout(err):
+	ue, _ := upstream.As(err)
+	switch kind := upstream.KindOf(err); {
+	case kind == upstream.Rejected:
+		code, _ := strconv.Atoi(ue.ErrorCode())
+		in.Resultado, in.CodigoUpstream, in.MensajeUpstream = ResultadoRechazado, &code, ue.ErrorMessage()
+	case kind == upstream.Fault:
+		in.Resultado, in.MensajeUpstream = ResultadoFault, ue.ErrorCode()+": "+ue.ErrorMessage()
+	case upstream.IsTimeout(err):
 		in.Resultado, in.MensajeUpstream = ResultadoTimeout, err.Error()
 	default:
 		in.Resultado, in.MensajeUpstream = ResultadoTransporte, err.Error()
 	}
 }
 
-// enviado reports whether a failed call may have reached the creditsystem. Only a failed dial
-// proves that nothing left.
-func enviado(err error) bool {
-	var oe *net.OpError
-	return !(errors.As(err, &oe) && oe.Op == "dial")
+// applied reports whether a failed call may have been applied by the creditsystem: not after a
+// rejection or a fault (it answered that it did not), nor when the request never left.
+func applied(err error) bool {
+	switch upstream.KindOf(err) {
+	case upstream.Rejected, upstream.Fault, upstream.NotSent:
+		return false
+	}
+	return true
 }
 
 func formatInt(p *int64) string {

@@ -104,7 +104,7 @@ func TestBypassCodeStaysSecret(t *testing.T) {
 		s := newTestConsumos(t, tg, fakeConfig(t, fake, 300*time.Millisecond),
 			WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 
-		_, _, err := s.Autorizar(WithRequestID(t.Context(), "req-1"), autorizacionInput(creditsystemtest.MagicTimeout.String()))
+		_, _, err := s.Autorizar(WithRequestID(t.Context(), "req-1"), autorizacionInput(creditsystemtest.MontoTimeout.String()))
 		if !creditsystem.IsTimeout(err) {
 			t.Fatalf("err = %v, want a timeout", err)
 		}

@@ -207,10 +207,10 @@ func (b *bank) nextOp() int64 {
 	return b.seqOp
 }
 
-// card finds or opens the card of a customer. MagicCardNotFound, as card number or as
+// card finds or opens the card of a customer. IdentificacionCardNotFound, as card number or as
 // identification, is a customer without card.
 func (b *bank) card(numero, identificacion string) (*card, *bizErr) {
-	if numero == MagicCardNotFound || identificacion == MagicCardNotFound {
+	if numero == IdentificacionCardNotFound || identificacion == IdentificacionCardNotFound {
 		return nil, biz(CodeCardNotFound, "Cliente no tiene tarjeta")
 	}
 	if numero == "" && identificacion == "" {
@@ -308,7 +308,7 @@ func (b *bank) autorizar(numero, identificacion string, monto decimal.Decimal, p
 	if err != nil {
 		return nil, err
 	}
-	if monto.Equal(MagicInsufficientCredit) {
+	if monto.Equal(MontoInsufficientCredit) {
 		return nil, biz(CodeInsufficientCredit, "Cupo insuficiente")
 	}
 	if !monto.IsPositive() || plazo < 1 {
@@ -340,7 +340,7 @@ func (b *bank) consumir(autorizacion, numero, identificacion, factura, otp strin
 	if err != nil {
 		return nil, err
 	}
-	if otp == MagicInvalidOTP {
+	if otp == OTPInvalid {
 		return nil, biz(CodeInvalidOTP, "Código de seguridad (OTP) inválido")
 	}
 	a, ok := b.auths[autorizacion]

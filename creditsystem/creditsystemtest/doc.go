@@ -11,11 +11,12 @@
 //	defer srv.Close()
 //	client, _ := creditsystem.New(srv.Config()) // URLs, namespace and DevConfig constants
 //
-// srv.URL serves both services (the fake routes by SOAPAction), so one base URL can be used
-// for both CarteraURL and CentralURL; srv.CarteraURL (URL + CarteraPath) and srv.CentralURL
-// (URL + CentralPath) accept only their own service's operations, as the real services do.
-// For development mode, NewHandler returns the fake as an http.Handler to serve on a real
-// listener (for example 127.0.0.1:0); Handler.Close releases held requests.
+// NewServer(opts...) starts a Fake on a loopback port. srv.URL serves both services (the fake
+// routes by SOAPAction), so one base URL can be used for both CarteraURL and CentralURL;
+// srv.CarteraURL (URL + CarteraPath) and srv.CentralURL (URL + CentralPath) accept only their
+// own service's operations, as the real services do. NewFake(opts...) is the fake without a
+// listener, an http.Handler to serve on a real listener in development mode (for example
+// 127.0.0.1:0); Fake.Close releases held requests.
 //
 // Options: WithNamespace (must match the client's SOAPNamespace; default http://tempuri.org/),
 // WithCentralContract (must match the client's creditsystem.WithCentralContract; default
@@ -29,7 +30,9 @@
 //
 // # Magic values
 //
-// Without any script the fake answers:
+// Without any script the fake answers these values (constants named after the member they
+// go in: IdentificacionCardNotFound, MontoInsufficientCredit, MontoTimeout, OTPInvalid,
+// NumeroFacturaFault):
 //
 //	input                                             outcome
 //	identificacion or card 0000000002                 nNumeroError 2, customer without card
@@ -84,19 +87,20 @@
 //
 // # Scripting and assertions
 //
-// Script(op, outcomes...) queues outcomes for the next calls of op, one per call, ahead of the
-// normal behaviour: BusinessError(code, msg), Fault(code, msg) (HTTP 500; WithStatus(200) for
-// a fault in an HTTP 200), Delay(d), DropConnection(), LateSuccess() (recorded, never
-// answered), Hang() (never answered, nothing recorded), Respond(status, body). Calls(op)
-// counts the requests that reached the fake; LastRequest(op) returns the last one with its
-// members by SOAP name (Fields["cCodigoOtp"], Lists["iFormaPagoVm"]); Card(n) shows a card's
-// line.
+// Script(op, reactions...) queues reactions for the next calls of op, one per call, ahead of
+// the normal behaviour. Reactions: Process (the normal behaviour, magic values included,
+// useful with After), BusinessError(code, msg), Fault(code, msg) (HTTP 500; WithStatus(200)
+// for a fault in an HTTP 200), Hang() (never answered, nothing recorded), Drop() (connection
+// closed, nothing recorded), LateSuccess() (recorded, never answered), Raw(status, body);
+// After(d) delays any of them, the fake carrying on even if the caller gave up, so
+// Process().After(d) past the client's deadline is a late success. Calls(op) counts the
+// requests that reached the fake; LastRequest(op) returns the last one with its members by
+// SOAP name (Fields["cCodigoOtp"], Lists["iFormaPagoVm"]); Card(n) shows a card's line.
 //
 // # httpmock fixtures
 //
-// RegisterResponders(mt, cfg, scenario) registers, on an httpmock MockTransport, answers for
-// every operation recorded from this fake under testdata/fixtures: ScenarioSuccess,
-// ScenarioCardNotFound, ScenarioBusinessError (nNumeroError 99) and ScenarioFault.
+// Package creditsystemtest/fixtures registers answers recorded from this fake on an httpmock
+// MockTransport; it is apart so that importing the fake does not import httpmock.
 //
 // DevConfig gives the constants a development setup can use: Usuario SOAPUSER, CodigoEmpresa
 // 000598, Terminal TERMINAL01, OTPBypass 123456.

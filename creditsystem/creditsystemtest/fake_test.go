@@ -16,6 +16,15 @@ import (
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 )
 
+var fixedNow = time.Date(2025, 3, 10, 15, 4, 5, 0, time.UTC)
+
+const (
+	cliente = "0912345678"
+	invoice = "001-002-000000123"
+)
+
+func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
 func newFake(t *testing.T, timeout time.Duration, opts ...creditsystemtest.Option) (*creditsystemtest.Server, *creditsystem.Client) {
 	t.Helper()
 	opts = append([]creditsystemtest.Option{creditsystemtest.WithClock(func() time.Time { return fixedNow })}, opts...)
@@ -67,11 +76,11 @@ func TestMagicValues(t *testing.T) {
 	t.Run("identificacion 0000000002 is a customer without card", func(t *testing.T) {
 		_, c := newFake(t, 2*time.Second)
 		ctx := t.Context()
-		_, err1 := c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: creditsystemtest.MagicCardNotFound})
-		_, err2 := c.GrabarAutorizacion(ctx, authReq(creditsystemtest.MagicCardNotFound, "10.00"))
-		_, err3 := c.ConsultarDeudaTarjeta(ctx, creditsystem.ConsultarDeudaTarjetaRequest{NumeroIdentificacion: creditsystemtest.MagicCardNotFound})
-		_, err4 := c.ConsultarAlternativaFinanciacion(ctx, creditsystem.ConsultarAlternativaFinanciacionRequest{NumeroTarjeta: creditsystemtest.MagicCardNotFound, Monto: d("10")})
-		_, err5 := c.GrabarPagoTarjeta(ctx, pagoReq(creditsystemtest.MagicCardNotFound, "1.00"))
+		_, err1 := c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: creditsystemtest.IdentificacionCardNotFound})
+		_, err2 := c.GrabarAutorizacion(ctx, authReq(creditsystemtest.IdentificacionCardNotFound, "10.00"))
+		_, err3 := c.ConsultarDeudaTarjeta(ctx, creditsystem.ConsultarDeudaTarjetaRequest{NumeroIdentificacion: creditsystemtest.IdentificacionCardNotFound})
+		_, err4 := c.ConsultarAlternativaFinanciacion(ctx, creditsystem.ConsultarAlternativaFinanciacionRequest{NumeroTarjeta: creditsystemtest.IdentificacionCardNotFound, Monto: d("10")})
+		_, err5 := c.GrabarPagoTarjeta(ctx, pagoReq(creditsystemtest.IdentificacionCardNotFound, "1.00"))
 		for i, err := range []error{err1, err2, err3, err4, err5} {
 			if !errors.Is(err, creditsystem.ErrCardNotFound) {
 				t.Errorf("call %d: err = %v, want nNumeroError 2", i+1, err)
@@ -81,7 +90,7 @@ func TestMagicValues(t *testing.T) {
 	t.Run("card 0000000002 with another identificacion", func(t *testing.T) {
 		_, c := newFake(t, 2*time.Second)
 		r := authReq(cliente, "10.00")
-		r.NumeroTarjeta = creditsystemtest.MagicCardNotFound
+		r.NumeroTarjeta = creditsystemtest.IdentificacionCardNotFound
 		if _, err := c.GrabarAutorizacion(t.Context(), r); !errors.Is(err, creditsystem.ErrCardNotFound) {
 			t.Errorf("err = %v", err)
 		}
@@ -113,7 +122,7 @@ func TestMagicValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.GrabarConsumo(t.Context(), consumoReq(*a.NumeroAutorizacion, cliente, "F-1", "100.00", creditsystemtest.MagicInvalidOTP))
+		_, err = c.GrabarConsumo(t.Context(), consumoReq(*a.NumeroAutorizacion, cliente, "F-1", "100.00", creditsystemtest.OTPInvalid))
 		var be *creditsystem.Error
 		if !errors.As(err, &be) || be.Code != creditsystemtest.CodeInvalidOTP || !strings.Contains(be.Message, "OTP") {
 			t.Fatalf("err = %v, want invalid OTP", err)
@@ -132,7 +141,7 @@ func TestMagicValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.GrabarConsumo(t.Context(), consumoReq(*a.NumeroAutorizacion, cliente, creditsystemtest.MagicFaultInvoice, "100.00", ""))
+		_, err = c.GrabarConsumo(t.Context(), consumoReq(*a.NumeroAutorizacion, cliente, creditsystemtest.NumeroFacturaFault, "100.00", ""))
 		var fe *creditsystem.FaultError
 		if !errors.As(err, &fe) || fe.HTTPStatus != 500 {
 			t.Fatalf("err = %v, want a fault in HTTP 500", err)
@@ -374,7 +383,7 @@ func TestPaymentValidation(t *testing.T) {
 }
 
 func TestScripting(t *testing.T) {
-	t.Run("outcomes are consumed in order, one per call", func(t *testing.T) {
+	t.Run("reactions are consumed in order, one per call", func(t *testing.T) {
 		srv, c := newFake(t, 2*time.Second)
 		srv.Script("ConsultarTarjeta", creditsystemtest.BusinessError(7, "uno"), creditsystemtest.BusinessError(8, "dos"))
 		var codes []int
@@ -392,15 +401,15 @@ func TestScripting(t *testing.T) {
 	t.Run("a scripted outcome beats the magic values", func(t *testing.T) {
 		srv, c := newFake(t, 2*time.Second)
 		srv.Script("GrabarAutorizacion", creditsystemtest.Fault("s:Client", "x").WithStatus(200))
-		_, err := c.GrabarAutorizacion(t.Context(), authReq(creditsystemtest.MagicCardNotFound, "666.66"))
+		_, err := c.GrabarAutorizacion(t.Context(), authReq(creditsystemtest.IdentificacionCardNotFound, "666.66"))
 		var fe *creditsystem.FaultError
 		if !errors.As(err, &fe) || fe.HTTPStatus != 200 {
 			t.Errorf("err = %v", err)
 		}
 	})
-	t.Run("delay within the deadline answers", func(t *testing.T) {
+	t.Run("slow within the deadline answers", func(t *testing.T) {
 		srv, c := newFake(t, 2*time.Second)
-		srv.Script("GrabarAutorizacion", creditsystemtest.Delay(50*time.Millisecond))
+		srv.Script("GrabarAutorizacion", creditsystemtest.Process().After(50*time.Millisecond))
 		if _, err := c.GrabarAutorizacion(t.Context(), authReq(cliente, "10.00")); err != nil {
 			t.Fatal(err)
 		}
@@ -408,15 +417,37 @@ func TestScripting(t *testing.T) {
 			t.Error("the delayed authorization was not recorded")
 		}
 	})
-	t.Run("delay past the deadline is a timeout and records nothing", func(t *testing.T) {
+	// A creditsystem slower than the deadline that still commits: the call times out and
+	// the authorization shows in the fake afterwards.
+	t.Run("slow past the deadline is a timeout, then a late success", func(t *testing.T) {
 		srv, c := newFake(t, 100*time.Millisecond)
-		srv.Script("GrabarAutorizacion", creditsystemtest.Delay(400*time.Millisecond))
+		srv.Script("GrabarAutorizacion", creditsystemtest.Process().After(400*time.Millisecond))
 		if _, err := c.GrabarAutorizacion(t.Context(), authReq(cliente, "10.00")); !creditsystem.IsTimeout(err) {
 			t.Fatalf("err = %v", err)
 		}
-		time.Sleep(500 * time.Millisecond) // let the held request run out its delay
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, opened := srv.Card(cliente); opened {
+				break
+			}
+		}
+		if got := disponible(t, srv, cliente); got != "4990.00" {
+			t.Errorf("available %s after the late success, want 4990.00", got)
+		}
+	})
+	t.Run("closing the fake ends a slow call unprocessed", func(t *testing.T) {
+		srv, c := newFake(t, 2*time.Second)
+		srv.Script("GrabarAutorizacion", creditsystemtest.Process().After(time.Minute))
+		go func() {
+			for srv.Calls("GrabarAutorizacion") == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			srv.Fake.Close()
+		}()
+		if _, err := c.GrabarAutorizacion(t.Context(), authReq(cliente, "10.00")); !creditsystem.IsTransport(err) || creditsystem.IsTimeout(err) {
+			t.Fatalf("err = %v, want a dropped connection", err)
+		}
 		if _, opened := srv.Card(cliente); opened {
-			t.Error("the abandoned request was processed")
+			t.Error("the request was processed after Close")
 		}
 	})
 	t.Run("late success records and never answers", func(t *testing.T) {
@@ -431,7 +462,7 @@ func TestScripting(t *testing.T) {
 	})
 	t.Run("dropped connection records nothing", func(t *testing.T) {
 		srv, c := newFake(t, 2*time.Second)
-		srv.Script("GrabarAutorizacion", creditsystemtest.DropConnection())
+		srv.Script("GrabarAutorizacion", creditsystemtest.Drop())
 		_, err := c.GrabarAutorizacion(t.Context(), authReq(cliente, "10.00"))
 		if !creditsystem.IsTransport(err) || creditsystem.IsTimeout(err) {
 			t.Fatalf("err = %v", err)
@@ -514,9 +545,9 @@ func TestRouting(t *testing.T) {
 	}
 }
 
-// Development mode: the credit service serves the handler on a real loopback listener.
-func TestHandlerOnLoopbackListener(t *testing.T) {
-	h := creditsystemtest.NewHandler()
+// Development mode: a service can serve the Fake on a real loopback listener.
+func TestFakeOnLoopbackListener(t *testing.T) {
+	h := creditsystemtest.NewFake()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -643,7 +674,7 @@ func TestWithFirstAuthorizationAdoptsEarlierRuns(t *testing.T) {
 // ConsultarTarjeta carries the card in cNumeroTarjeta and the identification in
 // cNumeroIdentificacion; the magic customer without card wins in either field.
 func TestConsultarTarjetaMagicInEitherField(t *testing.T) {
-	magic := creditsystemtest.MagicCardNotFound
+	magic := creditsystemtest.IdentificacionCardNotFound
 	cases := []struct {
 		name         string
 		req          creditsystem.ConsultarTarjetaRequest

@@ -68,7 +68,7 @@ func TestWithFixedCreditLines(t *testing.T) {
 			{"the whole line", "5000.00", 0},
 			{"the whole line again", "5000.00", 0},
 			{"one cent above the line", "5000.01", creditsystemtest.CodeInsufficientCredit},
-			{"magic insufficient credit", creditsystemtest.MagicInsufficientCredit.StringFixed(2), creditsystemtest.CodeInsufficientCredit},
+			{"magic insufficient credit", creditsystemtest.MontoInsufficientCredit.StringFixed(2), creditsystemtest.CodeInsufficientCredit},
 			{"a small amount after all that", "10.00", 0},
 		}
 		for _, tc := range cases {
@@ -117,7 +117,7 @@ func TestWithFixedCreditLines(t *testing.T) {
 	t.Run("the magic values still work", func(t *testing.T) {
 		_, c := newFake(t, 300*time.Millisecond, creditsystemtest.WithFixedCreditLines())
 		ctx := t.Context()
-		if _, err := c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: creditsystemtest.MagicCardNotFound}); !errors.Is(err, creditsystem.ErrCardNotFound) {
+		if _, err := c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: creditsystemtest.IdentificacionCardNotFound}); !errors.Is(err, creditsystem.ErrCardNotFound) {
 			t.Errorf("card 0000000002: err = %v, want nNumeroError 2", err)
 		}
 		if _, err := c.GrabarAutorizacion(ctx, authReq(cliente, "504.04")); !creditsystem.IsTimeout(err) {
@@ -127,11 +127,11 @@ func TestWithFixedCreditLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.GrabarConsumo(ctx, consumoReq(*a.NumeroAutorizacion, cliente, "F-1", "100.00", creditsystemtest.MagicInvalidOTP)); businessCode(err) != creditsystemtest.CodeInvalidOTP {
+		if _, err := c.GrabarConsumo(ctx, consumoReq(*a.NumeroAutorizacion, cliente, "F-1", "100.00", creditsystemtest.OTPInvalid)); businessCode(err) != creditsystemtest.CodeInvalidOTP {
 			t.Errorf("OTP 000000: err = %v, want nNumeroError %d", err, creditsystemtest.CodeInvalidOTP)
 		}
 		var fe *creditsystem.FaultError
-		if _, err := c.GrabarConsumo(ctx, consumoReq(*a.NumeroAutorizacion, cliente, creditsystemtest.MagicFaultInvoice, "100.00", "")); !errors.As(err, &fe) || fe.HTTPStatus != 500 {
+		if _, err := c.GrabarConsumo(ctx, consumoReq(*a.NumeroAutorizacion, cliente, creditsystemtest.NumeroFacturaFault, "100.00", "")); !errors.As(err, &fe) || fe.HTTPStatus != 500 {
 			t.Errorf("FAULT-500: err = %v, want a fault in HTTP 500", err)
 		}
 	})

@@ -162,7 +162,7 @@ var specs = map[string]opSpec{
 			if err := access(s.CUsuario, s.CCodigoEmpresa, &s.CTerminal); err != nil {
 				return fail(err)
 			}
-			if s.CNumeroTarjeta.Value != MagicCardNotFound && s.CNumeroIdentificacion.Value != MagicCardNotFound && s.NMonto.Decimal.Equal(MagicTimeout) {
+			if s.CNumeroTarjeta.Value != IdentificacionCardNotFound && s.CNumeroIdentificacion.Value != IdentificacionCardNotFound && s.NMonto.Decimal.Equal(MontoTimeout) {
 				return handled{hang: true}
 			}
 			a, err := b.autorizar(s.CNumeroTarjeta.Value, s.CNumeroIdentificacion.Value, s.NMonto.Decimal, int(s.NPlazo.Value), s.CCodigoOtp.Value)
@@ -189,8 +189,8 @@ var specs = map[string]opSpec{
 			if err := access(s.CUsuario, s.CCodigoEmpresa, &s.CTerminal); err != nil {
 				return fail(err)
 			}
-			if s.CNumeroFactura.Value == MagicFaultInvoice {
-				return handled{fault: "a:InternalServiceFault", faultMsg: "Error interno del servicio al grabar el consumo de la factura " + MagicFaultInvoice}
+			if s.CNumeroFactura.Value == NumeroFacturaFault {
+				return handled{fault: "a:InternalServiceFault", faultMsg: "Error interno del servicio al grabar el consumo de la factura " + NumeroFacturaFault}
 			}
 			k, err := b.consumir(s.CNumeroAutorizacion.Value, s.CNumeroTarjeta.Value, s.CNumeroIdentificacion.Value,
 				s.CNumeroFactura.Value, s.CCodigoOtp.Value, s.NMonto.Decimal, s.NMontoFacturado.Decimal, int(s.NPlazo.Value), timeOf(s.DFechaFactura))
@@ -346,7 +346,7 @@ var specs = map[string]opSpec{
 }
 
 // errorResult is the operation's answer with only the error triple set.
-func (h *Handler) errorResult(op string, code int, msg string) any {
+func (f *Fake) errorResult(op string, code int, msg string) any {
 	res := specs[op].newResult()
 	v := reflect.ValueOf(res).Elem()
 	v.FieldByName("LError").SetBool(true)

@@ -9,13 +9,14 @@ import (
 	"github.com/platform/integrations/creditsystem"
 )
 
-// Server is a Handler on an httptest server (HTTP/1.1 on loopback).
+// Server is a Fake listening on a loopback port through httptest (HTTP/1.1), for tests that
+// want the real network path (keep-alive, timeouts, dropped connections).
 //
 // URL serves both services: the fake routes by SOAPAction, so a client may use URL as both
 // Cartera and Central address. CarteraURL and CentralURL are URL plus the WSDL paths and,
 // like the real services, each accepts only its own operations.
 type Server struct {
-	*Handler
+	*Fake
 	URL        string
 	CarteraURL string
 	CentralURL string
@@ -24,10 +25,10 @@ type Server struct {
 	conns atomic.Int64
 }
 
-// NewServer starts a fake. Close it when done (t.Cleanup(srv.Close)).
+// NewServer starts a Fake on loopback. Close it when done (t.Cleanup(srv.Close)).
 func NewServer(opts ...Option) *Server {
-	s := &Server{Handler: NewHandler(opts...)}
-	s.ts = httptest.NewUnstartedServer(s.Handler)
+	s := &Server{Fake: NewFake(opts...)}
+	s.ts = httptest.NewUnstartedServer(s.Fake)
 	s.ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			s.conns.Add(1)
@@ -42,7 +43,7 @@ func NewServer(opts ...Option) *Server {
 
 // Close releases held requests and shuts the server down.
 func (s *Server) Close() {
-	s.Handler.Close()
+	s.Fake.Close()
 	s.ts.Close()
 }
 

@@ -9,31 +9,20 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/platform/integrations/creditsystem/creditsystemtest/internal/wcf"
 	"github.com/platform/integrations/creditsystem/internal/xsd"
 )
-
-const (
-	soapEnvNS     = "http://schemas.xmlsoap.org/soap/envelope/"
-	dispatcherNS  = "http://schemas.microsoft.com/net/2005/12/windowscommunicationfoundation/dispatcher"
-	contentTypeWS = "text/xml; charset=utf-8"
-)
-
-func esc(s string) string {
-	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s))
-	return b.String()
-}
 
 // writeAnswer writes an answer the way WCF's DataContractSerializer does: the result element
 // declares the DataContract namespace as prefix a and xsi as i, every member is written, nil
 // ones as i:nil="true".
 func writeAnswer(buf *bytes.Buffer, ns, dcns, op string, result any) {
-	buf.WriteString(`<s:Envelope xmlns:s="` + soapEnvNS + `"><s:Body><` + op + `Response xmlns="` + esc(ns) + `">`)
+	buf.WriteString(`<s:Envelope xmlns:s="` + wcf.EnvelopeNamespace + `"><s:Body><` + op + `Response xmlns="` + wcf.Escape(ns) + `">`)
 	rv := reflect.ValueOf(result)
 	if result == nil || (rv.Kind() == reflect.Pointer && rv.IsNil()) {
 		buf.WriteString(`<` + op + `Result i:nil="true" xmlns:i="` + xsd.InstanceNamespace + `"/>`)
 	} else {
-		buf.WriteString(`<` + op + `Result xmlns:a="` + esc(dcns) + `" xmlns:i="` + xsd.InstanceNamespace + `">`)
+		buf.WriteString(`<` + op + `Result xmlns:a="` + wcf.Escape(dcns) + `" xmlns:i="` + xsd.InstanceNamespace + `">`)
 		writeMembers(buf, dcns, rv.Elem())
 		buf.WriteString(`</` + op + `Result>`)
 	}
@@ -89,7 +78,7 @@ func writeValue(buf *bytes.Buffer, dcns, name string, v reflect.Value) {
 		if _, isDate := v.Interface().(xsd.Date); isDate {
 			s += "T00:00:00" // System.DateTime as DataContractSerializer writes it
 		}
-		buf.WriteString(`<` + name + `>` + esc(s) + `</` + name + `>`)
+		buf.WriteString(`<` + name + `>` + wcf.Escape(s) + `</` + name + `>`)
 	case v.Kind() == reflect.Bool:
 		fmt.Fprintf(buf, "<%s>%t</%s>", name, v.Bool(), name)
 	case v.Kind() == reflect.Pointer:
@@ -103,12 +92,6 @@ func writeValue(buf *bytes.Buffer, dcns, name string, v reflect.Value) {
 	default:
 		panic(fmt.Sprintf("creditsystemtest: cannot write %s of kind %s", name, v.Kind()))
 	}
-}
-
-// writeFault writes a WCF fault.
-func writeFault(buf *bytes.Buffer, code, msg string) {
-	buf.WriteString(`<s:Envelope xmlns:s="` + soapEnvNS + `"><s:Body><s:Fault><faultcode xmlns:a="` + dispatcherNS + `">` +
-		esc(code) + `</faultcode><faultstring xml:lang="es-EC">` + esc(msg) + `</faultstring></s:Fault></s:Body></s:Envelope>`)
 }
 
 var errNoOperation = errors.New("no operation element in the SOAP body")
@@ -126,12 +109,12 @@ func operationElement(d *xml.Decoder) (xml.StartElement, error) {
 			continue
 		}
 		switch {
-		case !inBody && se.Name.Space == soapEnvNS && se.Name.Local == "Envelope":
-		case !inBody && se.Name.Space == soapEnvNS && se.Name.Local == "Header":
+		case !inBody && se.Name.Space == wcf.EnvelopeNamespace && se.Name.Local == "Envelope":
+		case !inBody && se.Name.Space == wcf.EnvelopeNamespace && se.Name.Local == "Header":
 			if err := d.Skip(); err != nil {
 				return xml.StartElement{}, err
 			}
-		case !inBody && se.Name.Space == soapEnvNS && se.Name.Local == "Body":
+		case !inBody && se.Name.Space == wcf.EnvelopeNamespace && se.Name.Local == "Body":
 			inBody = true
 		case inBody:
 			return se, nil

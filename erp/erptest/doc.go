@@ -1,6 +1,5 @@
 // Package erptest is an in-process fake ERP speaking the wire format documented in package
-// erp, for tests and for the services' development mode, plus httpmock responders replaying
-// answers recorded from it.
+// erp, for tests and for the services' development mode.
 //
 // # The fake
 //
@@ -8,12 +7,13 @@
 //	defer srv.Close()
 //	c, _ := erp.New(srv.Config(2 * time.Second))
 //
-// A development service that wants its own listener uses NewFake and Handler instead:
+// A development service that wants its own listener uses NewFake instead; the Fake is an
+// http.Handler:
 //
 //	fake := erptest.NewFake()
-//	go http.Serve(listener, fake.Handler()) // ERP_URL = "http://" + listener.Addr().String()
+//	go http.Serve(listener, fake) // ERP_URL = "http://" + listener.Addr().String()
 //
-// The handler serves POST erp.DefaultLookupPath and POST erp.DefaultClientsPath. Clients live
+// The fake serves POST erp.DefaultLookupPath and POST erp.DefaultClientsPath. Clients live
 // in memory keyed by (codigo_empresa, identificacion). A create (operacion 0) assigns
 // codigo_cliente "C-<identificacion>" unless the payload brings one, and refuses a client that
 // already exists (error_api). An update (operacion 1) merges the members sent over what the
@@ -23,6 +23,10 @@
 // HTTP 400 with error_api true.
 //
 // # Magic values
+//
+// Without any script the fake answers these values (constants named after the member they go
+// in: IdentificacionExisting, NombreClienteErrorAPI, IdentificacionServerError,
+// IdentificacionTimeout):
 //
 //	identificacion 0999999999   exists in the ERP under every codigo_empresa, codigo_cliente
 //	                            C-0999999999 (a create of it is refused as a duplicate)
@@ -41,23 +45,24 @@
 // stored name is ERROR_API (seeded with WithClients). The value is matched exactly (not
 // "error_api", not padded) on the payload sent: an update that does not send nombre_cliente is
 // not rejected, whatever name the ERP holds. A rejected call changes nothing. The magic
-// identificaciones 0999999500 and 0999999504, and scripted faults, are checked first.
+// identificaciones 0999999500 and 0999999504, and scripted reactions, are checked first.
 //
 // # Scripting
 //
-// Script(op, faults...) queues faults for the next calls of erp.OpLookupClient or
-// erp.OpSyncClient, one per call: ErrorAPI(mensaje), Status(code, body), Hang(), Delay(d),
-// Drop(), Garbage() and LateSuccess() (the change is applied, the answer never comes).
-// WithLookupDelay / WithSyncDelay slow every call; OnLookup runs a hook, which may block, at
-// the start of every lookup, so a test can prove that the lookup overlaps other work.
-// Calls(op) and Requests(op) report what the fake received; Client and Fields what it holds.
-// Close releases every held request (the connection is closed without an answer).
+// Script(op, reactions...) queues reactions for the next calls of erp.OpLookupClient or
+// erp.OpSyncClient, one per call. Reactions: Process (the normal behaviour, magic values
+// included, useful with After), BusinessError(mensaje) (error_api true in an HTTP 200;
+// WithStatus for the ERP's JSON error in another status), Hang(), Drop(), LateSuccess() (the
+// change is applied, the answer never comes), Raw(status, body); After(d) delays any of them,
+// the fake carrying on even if the caller gave up, so Process().After(d) past the client's
+// deadline is a late success. WithLookupDelay / WithSyncDelay slow every call; OnLookup runs
+// a hook, which may block, at the start of every lookup, so a test can prove that the lookup
+// overlaps other work. Calls(op) and Requests(op) report what the fake received; Client and
+// Fields what it holds. Close releases every held request (the connection is closed without
+// an answer).
 //
-// # httpmock
+// # httpmock fixtures
 //
-// RegisterResponders(mt, cfg) registers, on one test's *httpmock.MockTransport, the success
-// answers for both operations at the URLs of cfg; RegisterScenario picks another Scenario;
-// Responder(op, s) gives one responder to mix scenarios. The answers are the files under
-// testdata/fixtures, recorded from the fake by `go test ./erp/erptest -run TestFixtures
-// -update` and checked against it on every test run.
+// Package erptest/fixtures registers answers recorded from this fake on an httpmock
+// MockTransport; it is apart so that importing the fake does not import httpmock.
 package erptest

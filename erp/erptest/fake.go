@@ -16,36 +16,41 @@ import (
 	"github.com/platform/integrations/erp"
 )
 
-// Magic values: from a plain HTTP client they trigger each outcome of the fake.
+// Magic values: a request carrying one gets the outcome its name says, from any HTTP client,
+// without scripting. Each is named after the member it goes in.
 const (
-	// ExistingIdentificacion exists in the ERP under every codigo_empresa, with codigo_cliente
-	// ExistingCodigoCliente.
-	ExistingIdentificacion = "0999999999"
-	ExistingCodigoCliente  = "C-0999999999"
-	// ErrorAPINombre as nombre_cliente of a create or update, or of a lookup that sends it,
-	// gives HTTP 200 with error_api true and changes nothing. It is matched exactly, on the
-	// payload sent (see the package documentation).
-	ErrorAPINombre = "ERROR_API"
-	// ServerErrorIdentificacion gives HTTP 500 on the lookup and on a sync.
-	ServerErrorIdentificacion = "0999999500"
-	// TimeoutIdentificacion gets no answer until the caller gives up, on the lookup and on a sync.
-	TimeoutIdentificacion = "0999999504"
+	// IdentificacionExisting exists in the ERP under every codigo_empresa, with
+	// codigo_cliente CodigoClienteExisting.
+	IdentificacionExisting = "0999999999"
+	// NombreClienteErrorAPI as nombre_cliente of a create or update, or of a lookup that
+	// sends it, gives HTTP 200 with error_api true and changes nothing. It is matched exactly,
+	// on the payload sent (see the package documentation).
+	NombreClienteErrorAPI = "ERROR_API"
+	// IdentificacionServerError gives HTTP 500 on the lookup and on a sync.
+	IdentificacionServerError = "0999999500"
+	// IdentificacionTimeout gets no answer until the caller gives up, on the lookup and on a
+	// sync.
+	IdentificacionTimeout = "0999999504"
 )
 
-// Existing client answered for ExistingIdentificacion until a test changes it.
+// CodigoClienteExisting is the codigo_cliente of IdentificacionExisting.
+const CodigoClienteExisting = "C-0999999999"
+
+// Existing client answered for IdentificacionExisting until a test changes it.
 const (
 	existingNombre    = "CLIENTE EXISTENTE ERP"
 	existingTelefono1 = "0990000001"
 	existingDireccion = "AV. AMAZONAS N1-23, QUITO"
 )
 
-// Fake is the ERP's state and behaviour, without a listener: Handler serves it. Most tests
-// use NewServer; a development service mounts Handler on its own loopback listener.
+// Fake is the ERP's state and behaviour, an http.Handler without a listener. Most tests use
+// NewServer; a development service serves the Fake on its own loopback listener. Safe for
+// concurrent use.
 type Fake struct {
 	mu       sync.Mutex
 	clients  map[key]*record
 	byCodigo map[string]key
-	scripts  map[string][]Fault
+	scripts  map[string][]Reaction
 	requests map[string][]Request
 
 	lookupDelay, syncDelay time.Duration
@@ -71,7 +76,7 @@ type Request struct {
 	Body   json.RawMessage
 }
 
-// Option configures a Fake.
+// Option configures a Fake. A nil Option is ignored, as the clients' New does.
 type Option func(*Fake)
 
 // WithClients seeds the ERP with clients (CodigoCliente, CodigoEmpresa and Identificacion
@@ -91,7 +96,7 @@ func WithLookupDelay(d time.Duration) Option { return func(f *Fake) { f.lookupDe
 func WithSyncDelay(d time.Duration) Option { return func(f *Fake) { f.syncDelay = d } }
 
 // OnLookup calls hook at the start of every lookup, in the request's goroutine, before any
-// delay or scripted fault. A hook may block: the answer waits for it. ctx ends when the
+// delay or scripted reaction. A hook may block: the answer waits for it. ctx ends when the
 // caller gives up. This is how a test proves the lookup runs alongside something else.
 func OnLookup(hook func(ctx context.Context, codigoEmpresa, identificacion string)) Option {
 	return func(f *Fake) { f.onLookup = hook }
@@ -107,12 +112,14 @@ func NewFake(opts ...Option) *Fake {
 	f := &Fake{
 		clients:  map[key]*record{},
 		byCodigo: map[string]key{},
-		scripts:  map[string][]Fault{},
+		scripts:  map[string][]Reaction{},
 		requests: map[string][]Request{},
 		closed:   make(chan struct{}),
 	}
 	for _, o := range opts {
-		o(f)
+		if o != nil {
+			o(f)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+erp.DefaultLookupPath, f.serveLookup)
@@ -121,10 +128,12 @@ func NewFake(opts ...Option) *Fake {
 	return f
 }
 
-// Close releases requests held by Hang, Delay and the timeout magic value.
+// Close releases the requests held by Hang, LateSuccess, After, the delay options and
+// IdentificacionTimeout.
 func (f *Fake) Close() { f.closeOnce.Do(func() { close(f.closed) }) }
 
-// Server is a Fake listening on loopback through httptest.
+// Server is a Fake listening on a loopback port through httptest, for tests that want the
+// real network path (keep-alive, timeouts, dropped connections).
 type Server struct {
 	*Fake
 	// URL is the ERP_URL of the fake (no trailing slash).
@@ -135,7 +144,7 @@ type Server struct {
 // NewServer starts a Fake on a loopback port. Close it when done.
 func NewServer(opts ...Option) *Server {
 	f := NewFake(opts...)
-	srv := httptest.NewServer(f.Handler())
+	srv := httptest.NewServer(f)
 	return &Server{Fake: f, URL: srv.URL, srv: srv}
 }
 
@@ -217,14 +226,14 @@ func (f *Fake) get(k key) *record {
 	if r, ok := f.clients[k]; ok {
 		return r
 	}
-	if k.identificacion != ExistingIdentificacion {
+	if k.identificacion != IdentificacionExisting {
 		return nil
 	}
 	r := &record{fields: map[string]json.RawMessage{
-		"codigo_cliente":    jsonString(ExistingCodigoCliente),
+		"codigo_cliente":    jsonString(CodigoClienteExisting),
 		"codigo_empresa":    jsonString(k.empresa),
 		"nombre_cliente":    jsonString(existingNombre),
-		"identificacion":    jsonString(ExistingIdentificacion),
+		"identificacion":    jsonString(IdentificacionExisting),
 		"numero_telefono_1": jsonString(existingTelefono1),
 		"direccion_1":       jsonString(existingDireccion),
 	}}
@@ -296,33 +305,30 @@ type syncAnswer struct {
 
 func rejection(mensaje string) errorAnswer { return errorAnswer{ErrorAPI: true, Mensaje: mensaje} }
 
-// Handler serves the ERP's two endpoints at their default paths (erp.DefaultLookupPath,
+// ServeHTTP serves the ERP's two endpoints at their default paths (erp.DefaultLookupPath,
 // erp.DefaultClientsPath).
-func (f *Fake) Handler() http.Handler { return f }
-
-// ServeHTTP makes the Fake itself the handler.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
 
-// begin records the request and returns its body and the scripted fault, if any.
-func (f *Fake) begin(w http.ResponseWriter, r *http.Request, op string) ([]byte, *Fault, bool) {
+// begin records the request and returns its body and the scripted reaction (Process when
+// none is).
+func (f *Fake) begin(w http.ResponseWriter, r *http.Request, op string) ([]byte, Reaction, bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	f.mu.Lock()
 	f.requests[op] = append(f.requests[op], Request{Op: op, Header: r.Header.Clone(), Body: bytes.Clone(body)})
-	var fault *Fault
+	react := Process()
 	if q := f.scripts[op]; len(q) > 0 {
-		fault = &q[0]
-		f.scripts[op] = q[1:]
+		react, f.scripts[op] = q[0], q[1:]
 	}
 	f.mu.Unlock()
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, rejection("cuerpo ilegible"))
-		return nil, nil, false
+		return nil, react, false
 	}
 	if f.apiKey != "" && r.Header.Get(f.apiKeyHeader) != f.apiKey {
 		writeJSON(w, http.StatusUnauthorized, rejection("credenciales invalidas"))
-		return nil, nil, false
+		return nil, react, false
 	}
-	return body, fault, true
+	return body, react, true
 }
 
 // wait sleeps d. When the caller gives up or the fake closes first, the request is
@@ -356,7 +362,7 @@ func (f *Fake) hang(ctx context.Context) {
 func abandon() { panic(http.ErrAbortHandler) }
 
 func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
-	body, fault, ok := f.begin(w, r, erp.OpLookupClient)
+	body, react, ok := f.begin(w, r, erp.OpLookupClient)
 	if !ok {
 		return
 	}
@@ -384,13 +390,13 @@ func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
 		f.onLookup(r.Context(), req.CodigoEmpresa, req.Identificacion)
 	}
 	f.wait(r.Context(), f.lookupDelay)
-	if fault != nil && fault.apply(f, w, r, nil) {
+	if f.react(react, w, r, nil) {
 		return
 	}
 	if f.magicFailure(w, r, req.Identificacion) {
 		return
 	}
-	if req.NombreCliente == ErrorAPINombre {
+	if req.NombreCliente == NombreClienteErrorAPI {
 		writeJSON(w, http.StatusOK, rejection("ERROR_API: el ERP rechazo el cliente"))
 		return
 	}
@@ -405,10 +411,10 @@ func (f *Fake) serveLookup(w http.ResponseWriter, r *http.Request) {
 
 func (f *Fake) magicFailure(w http.ResponseWriter, r *http.Request, identificacion string) bool {
 	switch identificacion {
-	case ServerErrorIdentificacion:
+	case IdentificacionServerError:
 		writeJSON(w, http.StatusInternalServerError, rejection("error interno del ERP"))
 		return true
-	case TimeoutIdentificacion:
+	case IdentificacionTimeout:
 		f.hang(r.Context()) // does not return
 	}
 	return false
@@ -426,7 +432,7 @@ var knownFields = map[string]bool{
 var extraField = regexp.MustCompile(`^(lista_datos|alfanumerico|valor|fecha|booleano|texto)_([1-9]|10)$`)
 
 func (f *Fake) serveSync(w http.ResponseWriter, r *http.Request) {
-	body, fault, ok := f.begin(w, r, erp.OpSyncClient)
+	body, react, ok := f.begin(w, r, erp.OpSyncClient)
 	if !ok {
 		return
 	}
@@ -437,7 +443,7 @@ func (f *Fake) serveSync(w http.ResponseWriter, r *http.Request) {
 	}
 	f.wait(r.Context(), f.syncDelay)
 	k := key{str(fields["codigo_empresa"]), str(fields["identificacion"])}
-	if fault != nil && fault.apply(f, w, r, func() { f.sync(op, k, fields) }) {
+	if f.react(react, w, r, func() { f.sync(op, k, fields) }) {
 		return
 	}
 	if f.magicFailure(w, r, k.identificacion) {
@@ -485,7 +491,7 @@ func parsePayload(body []byte) (map[string]json.RawMessage, int, string) {
 
 // sync applies a create or update and returns the answer to send.
 func (f *Fake) sync(op int, k key, fields map[string]json.RawMessage) (any, int) {
-	if str(fields["nombre_cliente"]) == ErrorAPINombre {
+	if str(fields["nombre_cliente"]) == NombreClienteErrorAPI {
 		return rejection("ERROR_API: el ERP rechazo el cliente"), http.StatusOK
 	}
 	f.mu.Lock()

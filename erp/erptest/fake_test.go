@@ -97,7 +97,7 @@ func TestCreateHonoursAGivenCodigoAndRefusesATakenOne(t *testing.T) {
 	}
 	_, err = c.SyncClient(t.Context(), erp.OperationCreate,
 		erp.ClientPayload{CodigoCliente: "LOCAL-7", CodigoEmpresa: "1", NombreCliente: "N", Identificacion: "B"})
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	if !errors.As(err, &apiErr) || apiErr.Message != "codigo_cliente ya asignado: LOCAL-7" {
 		t.Fatalf("second create with the same codigo: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestMagicErrorAPIOnUpdateLeavesTheClientUnchanged(t *testing.T) {
 	if _, err := c.SyncClient(t.Context(), erp.OperationCreate, p); err != nil {
 		t.Fatal(err)
 	}
-	p.NombreCliente = erptest.ErrorAPINombre
+	p.NombreCliente = erptest.NombreClienteErrorAPI
 	if _, err := c.SyncClient(t.Context(), erp.OperationUpdate, p); err == nil {
 		t.Fatal("update with nombre ERROR_API succeeded")
 	}
@@ -128,19 +128,19 @@ func TestMagicErrorAPIOnUpdateLeavesTheClientUnchanged(t *testing.T) {
 func TestScriptIsAQueue(t *testing.T) {
 	srv := erptest.NewServer()
 	t.Cleanup(srv.Close)
-	srv.Script(erp.OpLookupClient, erptest.ErrorAPI("uno"), erptest.Status(502, ""))
+	srv.Script(erp.OpLookupClient, erptest.BusinessError("uno"), erptest.BusinessError("dos").WithStatus(http.StatusBadGateway))
 	c := client(t, srv)
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	for i, want := range []int{200, 502} {
 		_, err := c.LookupClient(t.Context(), "1", "A")
-		if !errors.As(err, &apiErr) || apiErr.StatusCode != want {
-			t.Fatalf("call %d: %v, want APIError %d", i+1, err, want)
+		if !errors.As(err, &apiErr) || apiErr.HTTPStatus != want {
+			t.Fatalf("call %d: %v, want an erp.Error with HTTP %d", i+1, err, want)
 		}
 	}
 	if _, err := c.LookupClient(t.Context(), "1", "A"); err != nil {
 		t.Fatalf("third call, queue empty: %v", err)
 	}
-	// Faults are per operation: the sync queue was never touched.
+	// Scripts are per operation: the sync queue was never touched.
 	if _, err := c.SyncClient(t.Context(), erp.OperationCreate, erp.ClientPayload{CodigoEmpresa: "1", NombreCliente: "N", Identificacion: "A"}); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestHandlerOnARealListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := erptest.NewFake()
-	hs := &http.Server{Handler: fake.Handler(), ReadHeaderTimeout: time.Second}
+	hs := &http.Server{Handler: fake, ReadHeaderTimeout: time.Second}
 	go func() { _ = hs.Serve(l) }()
 	t.Cleanup(func() { fake.Close(); _ = hs.Close() })
 
@@ -221,8 +221,8 @@ func TestHandlerOnARealListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.LookupClient(t.Context(), "000598", erptest.ExistingIdentificacion)
-	if err != nil || !res.Found || res.Client.CodigoCliente != erptest.ExistingCodigoCliente {
+	res, err := c.LookupClient(t.Context(), "000598", erptest.IdentificacionExisting)
+	if err != nil || !res.Found || res.Client.CodigoCliente != erptest.CodigoClienteExisting {
 		t.Fatalf("lookup = %+v, %v", res, err)
 	}
 }
@@ -279,13 +279,13 @@ func TestConcurrentCreates(t *testing.T) {
 	for range 20 {
 		wg.Go(func() {
 			_, err := c.SyncClient(t.Context(), erp.OperationCreate, erp.ClientPayload{CodigoEmpresa: "1", NombreCliente: "N", Identificacion: "DUP"})
-			var apiErr *erp.APIError
+			var apiErr *erp.Error
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				ok++
-			case errors.As(err, &apiErr) && apiErr.StatusCode == 200:
+			case errors.As(err, &apiErr) && apiErr.HTTPStatus == 200:
 				rejected++
 			default:
 				t.Errorf("unexpected error: %v", err)
@@ -318,7 +318,7 @@ func TestFieldsHoldWhatWasSent(t *testing.T) {
 // The value matches exactly, and the magic identificaciones come first.
 func TestMagicErrorAPINombre(t *testing.T) {
 	const rejected = `{"error_api":true,"mensaje":"ERROR_API: el ERP rechazo el cliente"}` + "\n"
-	seeded := erp.ClientRecord{CodigoCliente: "C-SEED", CodigoEmpresa: "1", NombreCliente: erptest.ErrorAPINombre, Identificacion: "SEED"}
+	seeded := erp.ClientRecord{CodigoCliente: "C-SEED", CodigoEmpresa: "1", NombreCliente: erptest.NombreClienteErrorAPI, Identificacion: "SEED"}
 	cases := []struct {
 		name       string
 		path       string
@@ -341,13 +341,13 @@ func TestMagicErrorAPINombre(t *testing.T) {
 		{name: "update without nombre_cliente of a client stored as ERROR_API", path: erp.DefaultClientsPath,
 			body:       `{"operacion":1,"codigo_empresa":"1","identificacion":"SEED","direccion_1":"QUITO"}`,
 			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente actualizado","codigo_cliente":"C-SEED","operacion":1}` + "\n",
-			stored: "SEED", wantNombre: erptest.ErrorAPINombre},
+			stored: "SEED", wantNombre: erptest.NombreClienteErrorAPI},
 		{name: "lowercase is not magic", path: erp.DefaultClientsPath,
 			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"LOWER","nombre_cliente":"error_api"}`,
 			wantStatus: 200, wantBody: `{"error_api":false,"mensaje":"cliente creado","codigo_cliente":"C-LOWER","operacion":0}` + "\n",
 			stored: "LOWER", wantNombre: "error_api"},
 		{name: "magic HTTP 500 identificacion wins", path: erp.DefaultClientsPath,
-			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"` + erptest.ServerErrorIdentificacion + `","nombre_cliente":"ERROR_API"}`,
+			body:       `{"operacion":0,"codigo_empresa":"1","identificacion":"` + erptest.IdentificacionServerError + `","nombre_cliente":"ERROR_API"}`,
 			wantStatus: 500, wantErrAPI: true},
 		{name: "lookup of a client stored as ERROR_API answers it", path: erp.DefaultLookupPath,
 			body:       `{"codigo_empresa":"1","identificacion":"SEED"}`,
@@ -393,5 +393,14 @@ func TestMagicErrorAPINombre(t *testing.T) {
 				t.Errorf("held %+v (found %v), want nombre %q", got, found, tc.wantNombre)
 			}
 		})
+	}
+}
+
+// A nil Option is ignored and the others still apply, as erp.New does with its options.
+func TestNilOptionIgnored(t *testing.T) {
+	f := erptest.NewFake(nil, erptest.WithClients(erp.ClientRecord{CodigoCliente: "C-1", CodigoEmpresa: "000598", Identificacion: "0911111111"}), nil)
+	defer f.Close()
+	if c, ok := f.Client("000598", "0911111111"); !ok || c.CodigoCliente != "C-1" {
+		t.Errorf("Client = %+v, %t", c, ok)
 	}
 }

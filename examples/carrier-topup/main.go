@@ -6,10 +6,11 @@
 // then queries the carrier for the same external transaction id.
 //
 // What it demonstrates: the outcome comes from carrier.Outcome (success,
-// failed, unavailable); a faultcode 350 is recognised with
-// errors.Is(err, carrier.ErrIPNotAuthorized); a timed-out top-up is never
-// sent again, it is reconciled with QueryRecharge, whose answer decides the
-// final state; the audit copy (masked XML) is always there to store, and no
+// failed, unavailable) and the upstream kind of a failure from
+// upstream.KindOf; a faultcode 350 is recognised with
+// errors.Is(err, carrier.ErrIPNotAuthorized); a top-up whose outcome is
+// unknown (a timeout) is never sent again, it is reconciled with
+// QueryRecharge, whose answer decides the final state; the audit copy (masked XML) is always there to store, and no
 // secret is printed. The exit status is 0 only when the top-up is applied.
 //
 //	go run ./examples/carrier-topup -subscriber 593990000001   # failed: no balance
@@ -29,6 +30,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 func main() {
@@ -73,11 +75,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		len(res.Exchange.Request), len(res.Exchange.Response))
 	outcome := carrier.Outcome(topupErr)
 	fmt.Fprintf(stdout, "topup: %s %s\n", outcome, describe(res, topupErr))
+	if k := upstream.KindOf(topupErr); k != 0 {
+		fmt.Fprintln(stdout, "kind:", k)
+	}
 	switch {
 	case errors.Is(topupErr, carrier.ErrIPNotAuthorized):
 		fmt.Fprintln(stdout, "hint: the carrier does not accept our outgoing IP address (faultcode 350)")
 	case carrier.IsTimeout(topupErr):
 		fmt.Fprintln(stdout, "hint: timed out; not sent again, reconciling with sre_consulta_recarga")
+	case upstream.KindOf(topupErr) == upstream.NotSent:
+		fmt.Fprintln(stdout, "hint: never left this process; safe to send again with the same id")
 	}
 
 	if errors.Is(topupErr, carrier.ErrInvalidRequest) {
@@ -86,12 +93,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	q, queryErr := c.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: id, OfferID: *offer})
 	fmt.Fprintf(stdout, "query: %s %s\n", carrier.Outcome(queryErr), describe(q, queryErr))
 
-	// Only an unavailable top-up needs the query: success and failed are final.
-	// The carrier's SUCCESS turns it into a success; its ERROR means nothing was
-	// applied, so the same id may be sent again later, never a new one.
+	// Only an unavailable top-up that may have reached the carrier needs the
+	// query: success and failed are final, and one that never left was not
+	// applied. The carrier's SUCCESS turns it into a success; its ERROR means
+	// nothing was applied. Either way the same id may be sent again later,
+	// never a new one.
 	var biz *carrier.Error
 	switch {
 	case outcome != carrier.OutcomeUnavailable:
+	case upstream.KindOf(topupErr) == upstream.NotSent:
+		fmt.Fprintln(stdout, "reconciled: never sent, so not applied; safe to send again with the same id")
 	case queryErr == nil:
 		outcome, topupErr = carrier.OutcomeSuccess, nil
 	case errors.As(queryErr, &biz):

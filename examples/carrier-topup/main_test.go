@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 const testPassword = "example-spr-password"
@@ -47,6 +49,7 @@ func TestRun(t *testing.T) {
 			args: []string{"-subscriber", "593990000001", "-offer", "150", "-operation", carrier.ExternalOperationData},
 			want: []string{
 				`topup: failed STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
+				"kind: rejected",
 				`query: failed STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
 				"final: failed",
 			},
@@ -60,6 +63,7 @@ func TestRun(t *testing.T) {
 			args: []string{"-subscriber", "593990000004", "-timeout", "300ms"},
 			want: []string{
 				"topup: unavailable error=",
+				"kind: outcome-unknown",
 				"hint: timed out; not sent again, reconciling with sre_consulta_recarga",
 				`query: success STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
 				"final: success",
@@ -83,6 +87,7 @@ func TestRun(t *testing.T) {
 			args: []string{"-subscriber", "593990000002"},
 			want: []string{
 				"topup: unavailable error=",
+				"kind: fault",
 				"hint: the carrier does not accept our outgoing IP address (faultcode 350)",
 				"final: unavailable",
 			},
@@ -147,6 +152,32 @@ func TestRunAgainstConfiguredSPR(t *testing.T) {
 	if strings.Contains(out.String(), testPassword) {
 		t.Errorf("the password was printed:\n%s", out.String())
 	}
+}
+
+// An SPR where nothing listens: the top-up never left, so it is not reconciled.
+func TestRunAgainstRefusedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	t.Setenv("CARRIER_SPR_URL", "http://"+ln.Addr().String()+"/spr")
+	t.Setenv("CARRIER_MOCK_MODE", "false")
+	t.Setenv("CARRIER_OAUTH_TOKEN_URL", "")
+	t.Setenv("CARRIER_TIMEOUT", "1")
+
+	var out bytes.Buffer
+	err = run(t.Context(), []string{"-subscriber", "593987654321"}, &out)
+	if upstream.KindOf(err) != upstream.NotSent {
+		t.Errorf("run() error = %v, want kind not-sent", err)
+	}
+	assertInOrder(t, out.String(), []string{
+		"topup: unavailable error=",
+		"kind: not-sent",
+		"hint: never left this process; safe to send again with the same id",
+		"reconciled: never sent, so not applied; safe to send again with the same id",
+		"final: unavailable",
+	})
 }
 
 func TestRunRejectsUnknownFlag(t *testing.T) {

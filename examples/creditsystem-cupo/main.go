@@ -7,9 +7,11 @@
 // What it demonstrates: a customer without card is
 // errors.Is(err, creditsystem.ErrCardNotFound); any other refusal is a
 // *creditsystem.Error (nNumeroError, cTextoError) reached with errors.As, a
-// SOAP fault a *creditsystem.FaultError; an authorization that timed out is
+// SOAP fault a *creditsystem.FaultError; every failure of a call is an
+// upstream.Error whose kind says what became of the operation. An
+// authorization whose outcome is unknown (a timeout, a dropped connection) is
 // not sent again, because it may have been applied: the credit line is
-// queried instead. Money is decimal.Decimal end to end and printed exactly.
+// queried instead; one that was never sent (connection refused) was not. Money is decimal.Decimal end to end and printed exactly.
 // Against a real creditsystem the authorization is real: reverse it
 // (GrabarReversoAutorizacion) if it was only a test.
 //
@@ -32,6 +34,7 @@ import (
 
 	"github.com/platform/integrations/creditsystem"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
+	"github.com/platform/integrations/upstream"
 )
 
 func main() {
@@ -83,13 +86,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 	if err != nil {
 		explain(stdout, "autorizacion", err)
-		if creditsystem.IsTimeout(err) {
+		if upstream.KindOf(err) == upstream.OutcomeUnknown {
 			// It moves money and may have been applied: never send it again;
 			// the credit line says whether it was.
 			fmt.Fprintln(stdout, "autorizacion: not sent again; querying the credit line")
 			if after, qerr := c.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: *identificacion}); qerr == nil {
 				for _, l := range after.Cupos {
-					fmt.Fprintf(stdout, "cupo %s after the timeout: disponible=%s\n", deref(l.CodigoTipoCupo), money(l.CupoDisponible))
+					fmt.Fprintf(stdout, "cupo %s after the failed call: disponible=%s\n", deref(l.CodigoTipoCupo), money(l.CupoDisponible))
 				}
 			}
 		}
@@ -112,9 +115,11 @@ func explain(stdout io.Writer, step string, err error) error {
 	case errors.As(err, &fault):
 		fmt.Fprintf(stdout, "%s: SOAP fault %s in HTTP %d\n", step, fault.Code, fault.HTTPStatus)
 	case creditsystem.IsTimeout(err):
-		fmt.Fprintf(stdout, "%s: timed out\n", step)
+		fmt.Fprintf(stdout, "%s: timed out, outcome unknown\n", step)
+	case upstream.KindOf(err) == upstream.NotSent:
+		fmt.Fprintf(stdout, "%s: not sent, nothing applied: %v\n", step, err)
 	default:
-		fmt.Fprintf(stdout, "%s: creditsystem unavailable: %v\n", step, err)
+		fmt.Fprintf(stdout, "%s: creditsystem unavailable, outcome unknown: %v\n", step, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/platform/integrations/creditsystem"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
+	"github.com/platform/integrations/upstream"
 )
 
 func clearCreditsystemEnv(t *testing.T) {
@@ -62,9 +64,9 @@ func TestRunAgainstBuiltInFake(t *testing.T) {
 			args: []string{"-monto", "504.04", "-timeout", "300ms"},
 			want: []string{
 				"autorizacion: monto=504.04",
-				"autorizacion: timed out",
+				"autorizacion: timed out, outcome unknown",
 				"autorizacion: not sent again; querying the credit line",
-				"cupo 001 after the timeout: disponible=5000.00",
+				"cupo 001 after the failed call: disponible=5000.00",
 			},
 			wantErr: creditsystem.IsTimeout,
 		},
@@ -129,6 +131,28 @@ func TestRunFromEnvironment(t *testing.T) {
 	if want := decimal.RequireFromString("4750.00"); !card.Disponible.Equal(want) {
 		t.Errorf("credit available after the authorization = %s, want %s", card.Disponible, want)
 	}
+}
+
+// A creditsystem where nothing listens: the request never left, which the example says.
+func TestRunAgainstRefusedConnection(t *testing.T) {
+	clearCreditsystemEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/svc"
+	ln.Close()
+	t.Setenv("CREDITSYSTEM_CARTERA_URL", url)
+	t.Setenv("CREDITSYSTEM_CENTRAL_URL", url)
+	t.Setenv("CREDITSYSTEM_USUARIO", creditsystemtest.DevUsuario)
+	t.Setenv("CREDITSYSTEM_TERMINAL", creditsystemtest.DevTerminal)
+
+	var out bytes.Buffer
+	err = run(t.Context(), nil, &out)
+	if upstream.KindOf(err) != upstream.NotSent {
+		t.Errorf("run() error = %v, want kind not-sent", err)
+	}
+	assertInOrder(t, out.String(), []string{"cupo: not sent, nothing applied: "})
 }
 
 func assertInOrder(t *testing.T, got string, want []string) {

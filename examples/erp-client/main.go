@@ -6,8 +6,10 @@
 //
 // What it demonstrates: an unknown client is a result (Found false), not an
 // error; the ERP refusing (error_api true, or an HTTP error status) is an
-// *erp.APIError reached with errors.As; a create that timed out is not sent
-// again, because the ERP may have applied it: a second lookup tells. Credit
+// *erp.Error reached with errors.As; every failure of a call is an
+// upstream.Error whose kind says what became of the operation. A create whose
+// outcome is unknown (a timeout, a dropped connection) is not sent again,
+// because the ERP may have applied it: a second lookup tells. Credit
 // limits are decimals, never float64. The exit status is 0 when the client
 // exists in the ERP at the end.
 //
@@ -30,6 +32,7 @@ import (
 
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/upstream"
 )
 
 func main() {
@@ -77,7 +80,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	res, err := c.SyncClient(ctx, erp.OperationCreate, payload)
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "create: codigo_cliente=%s mensaje=%q\n", res.CodigoCliente, res.Message)
@@ -87,11 +90,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if !apiErr.IsErrorAPI() {
 			kind = "an HTTP error status"
 		}
-		fmt.Fprintf(stdout, "create: refused by the ERP with %s (HTTP %d): %s\n", kind, apiErr.StatusCode, apiErr.Message)
+		fmt.Fprintf(stdout, "create: refused by the ERP with %s (HTTP %d): %s\n", kind, apiErr.HTTPStatus, apiErr.Message)
 		return err
-	case erp.IsTimeout(err):
+	case upstream.KindOf(err) == upstream.OutcomeUnknown:
 		// The create may have been applied: look, never send it twice.
-		fmt.Fprintln(stdout, "create: timed out; not sent again, looking the client up")
+		fmt.Fprintf(stdout, "create: outcome unknown (timeout=%t); not sent again, looking the client up\n", erp.IsTimeout(err))
 		if found, lerr := lookup(ctx, c, stdout, *empresa, *identificacion); lerr == nil && found {
 			return nil
 		}
@@ -104,13 +107,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 func lookup(ctx context.Context, c *erp.Client, stdout io.Writer, empresa, identificacion string) (bool, error) {
 	r, err := c.LookupClient(ctx, empresa, identificacion)
-	var apiErr *erp.APIError
+	var apiErr *erp.Error
 	switch {
 	case errors.As(err, &apiErr):
-		fmt.Fprintf(stdout, "lookup: refused by the ERP (HTTP %d): %s\n", apiErr.StatusCode, apiErr.Message)
+		fmt.Fprintf(stdout, "lookup: refused by the ERP (HTTP %d): %s\n", apiErr.HTTPStatus, apiErr.Message)
 		return false, err
 	case err != nil:
-		fmt.Fprintf(stdout, "lookup: no usable answer (timeout=%v): %v\n", erp.IsTimeout(err), err)
+		fmt.Fprintf(stdout, "lookup: no usable answer (%s, timeout=%t): %v\n", upstream.KindOf(err), erp.IsTimeout(err), err)
 		return false, err
 	case !r.Found:
 		fmt.Fprintf(stdout, "lookup: %s not in the ERP\n", identificacion)

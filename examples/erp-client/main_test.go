@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/upstream"
 )
 
 func clearERPEnv(t *testing.T) {
@@ -42,21 +44,21 @@ func TestRunAgainstBuiltInFake(t *testing.T) {
 			wantErr: func(err error) bool { return err == nil },
 		},
 		{
-			name: "ERROR_API is an APIError with error_api true",
+			name: "ERROR_API is an erp.Error with error_api true",
 			args: []string{"-nombre", "ERROR_API"},
 			want: []string{"lookup: 0102030405 not in the ERP", "create: refused by the ERP with error_api true (HTTP 200): "},
 			wantErr: func(err error) bool {
-				var e *erp.APIError
-				return errors.As(err, &e) && e.IsErrorAPI() && e.Op == erp.OpSyncClient && e.StatusCode == http.StatusOK
+				var e *erp.Error
+				return errors.As(err, &e) && e.IsErrorAPI() && e.Op == erp.OpSyncClient && e.HTTPStatus == http.StatusOK
 			},
 		},
 		{
-			name: "HTTP 500 is an APIError without error_api",
+			name: "HTTP 500 is an erp.Error without error_api",
 			args: []string{"-identificacion", "0999999500"},
 			want: []string{"lookup: refused by the ERP (HTTP 500): "},
 			wantErr: func(err error) bool {
-				var e *erp.APIError
-				return errors.As(err, &e) && !e.IsErrorAPI() && e.StatusCode == http.StatusInternalServerError
+				var e *erp.Error
+				return errors.As(err, &e) && !e.IsErrorAPI() && e.HTTPStatus == http.StatusInternalServerError
 			},
 		},
 		{
@@ -94,7 +96,7 @@ func TestRunCreateTimeoutIsLookedUpNotResent(t *testing.T) {
 	assertInOrder(t, out.String(), []string{
 		"mode: ERP from ERP_URL",
 		"lookup: 0102030405 not in the ERP",
-		"create: timed out; not sent again, looking the client up",
+		"create: outcome unknown (timeout=true); not sent again, looking the client up",
 		"lookup: found codigo_cliente=C-0102030405",
 	})
 	if n := srv.Calls(erp.OpSyncClient); n != 1 {
@@ -114,7 +116,24 @@ func TestRunLookupTimeout(t *testing.T) {
 	if !erp.IsTimeout(err) {
 		t.Fatalf("run() error = %v, want a timeout", err)
 	}
-	assertInOrder(t, out.String(), []string{"lookup: no usable answer (timeout=true)"})
+	assertInOrder(t, out.String(), []string{"lookup: no usable answer (outcome-unknown, timeout=true)"})
+}
+
+// An ERP where nothing listens: the request never left.
+func TestRunRefusedConnection(t *testing.T) {
+	clearERPEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	t.Setenv("ERP_URL", "http://"+ln.Addr().String())
+	var out bytes.Buffer
+	err = run(t.Context(), nil, &out)
+	if upstream.KindOf(err) != upstream.NotSent {
+		t.Fatalf("run() error = %v, want kind not-sent", err)
+	}
+	assertInOrder(t, out.String(), []string{"lookup: no usable answer (not-sent, timeout=false)"})
 }
 
 func assertInOrder(t *testing.T, got string, want []string) {

@@ -308,7 +308,7 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 		})
 
 		t.Run("409 EXISTS_IN_ERP", func(t *testing.T) {
-			in := map[string]any{"codigo_empresa": "000598", "nombre_cliente": "Otro", "identificacion": erptest.ExistingIdentificacion}
+			in := map[string]any{"codigo_empresa": "000598", "nombre_cliente": "Otro", "identificacion": erptest.IdentificacionExisting}
 			before := env.clientCount()
 			m := clientAnswer(t, env.do("POST", path, in, env.serviceKey()), http.StatusConflict)
 			expectClientKeys(t, "answer", m, "success", "reason", "erp_client", "local_record", "erp_pre_check", "message", "hint")
@@ -316,7 +316,7 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 				t.Fatalf("answer %v", m)
 			}
 			ec := expectClientKeys(t, "erp_client", m["erp_client"], erpClientKeys...)
-			if ec["codigo_cliente"] != erptest.ExistingCodigoCliente || ec["identificacion"] != erptest.ExistingIdentificacion || ec["inactivo"] != false {
+			if ec["codigo_cliente"] != erptest.CodigoClienteExisting || ec["identificacion"] != erptest.IdentificacionExisting || ec["inactivo"] != false {
 				t.Fatalf("erp_client %v", ec)
 			}
 			if pre := expectClientKeys(t, "erp_pre_check", m["erp_pre_check"], "checked_at", "found"); pre["found"] != true {
@@ -328,7 +328,7 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 		})
 
 		t.Run("nombre_cliente ERROR_API: 502 from the pre-check, nothing stored", func(t *testing.T) {
-			in := map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.ErrorAPINombre, "identificacion": "0400000008"}
+			in := map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.NombreClienteErrorAPI, "identificacion": "0400000008"}
 			before := env.clientCount()
 			m := expectError(t, env.do("POST", path, in, env.serviceKey()), http.StatusBadGateway)
 			msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
@@ -341,7 +341,7 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 		})
 
 		t.Run("ERP rejects the lookup: 502, nothing stored", func(t *testing.T) {
-			env.erp.Script(erp.OpLookupClient, erptest.ErrorAPI("consulta externa no disponible"))
+			env.erp.Script(erp.OpLookupClient, erptest.BusinessError("consulta externa no disponible"))
 			before := env.clientCount()
 			m := expectError(t, env.do("POST", path, newClientBody("0400000009"), env.serviceKey()), http.StatusBadGateway)
 			msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
@@ -367,7 +367,7 @@ func TestFromCreditSystemAnswers(t *testing.T) {
 		})
 
 		t.Run("ERP lookup times out: 504", func(t *testing.T) {
-			expectError(t, env.do("POST", path, newClientBody(erptest.TimeoutIdentificacion), env.serviceKey()), http.StatusGatewayTimeout)
+			expectError(t, env.do("POST", path, newClientBody(erptest.IdentificacionTimeout), env.serviceKey()), http.StatusGatewayTimeout)
 		})
 	})
 }
@@ -428,14 +428,14 @@ func TestClientsExists(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		env := newTestEnv(t, tg)
 		path := clientsPath + "/exists"
-		local := env.createClient(map[string]any{"codigo_empresa": "000598", "nombre_cliente": "Local", "identificacion": erptest.ExistingIdentificacion})
+		local := env.createClient(map[string]any{"codigo_empresa": "000598", "nombre_cliente": "Local", "identificacion": erptest.IdentificacionExisting})
 		cases := []struct {
 			name       string
 			ident      string
 			wantExists bool
 			wantLocal  bool
 		}{
-			{"in the ERP and locally", erptest.ExistingIdentificacion, true, true},
+			{"in the ERP and locally", erptest.IdentificacionExisting, true, true},
 			{"nowhere", "0600000001", false, false},
 		}
 		for _, tc := range cases {
@@ -450,7 +450,7 @@ func TestClientsExists(t *testing.T) {
 					t.Fatalf("criteria %v", crit)
 				}
 				if tc.wantExists {
-					if c := expectClientKeys(t, "client", m["client"], erpClientKeys...); c["codigo_cliente"] != erptest.ExistingCodigoCliente {
+					if c := expectClientKeys(t, "client", m["client"], erpClientKeys...); c["codigo_cliente"] != erptest.CodigoClienteExisting {
 						t.Fatalf("client %v", c)
 					}
 				} else if m["client"] != nil {
@@ -479,11 +479,11 @@ func TestClientsExists(t *testing.T) {
 			}
 		})
 		t.Run("ERP rejects: 502", func(t *testing.T) {
-			env.erp.Script(erp.OpLookupClient, erptest.ErrorAPI("no"))
+			env.erp.Script(erp.OpLookupClient, erptest.BusinessError("no"))
 			expectError(t, env.do("POST", path, map[string]any{"codigo_empresa": "000598", "identificacion": "1"}, env.serviceKey()), http.StatusBadGateway)
 		})
 		t.Run("ERP times out: 504", func(t *testing.T) {
-			expectError(t, env.do("POST", path, map[string]any{"codigo_empresa": "000598", "identificacion": erptest.TimeoutIdentificacion}, env.serviceKey()), http.StatusGatewayTimeout)
+			expectError(t, env.do("POST", path, map[string]any{"codigo_empresa": "000598", "identificacion": erptest.IdentificacionTimeout}, env.serviceKey()), http.StatusGatewayTimeout)
 		})
 	})
 }
@@ -586,16 +586,16 @@ func TestSyncERPFailuresMarkNothing(t *testing.T) {
 			body    map[string]any
 			status  int
 			message func(t *testing.T, m map[string]any)
-			fault   *erptest.Fault // scripted on the sync call, when set
+			fault   *erptest.Reaction // scripted on the sync call, when set
 		}{
-			{"error_api is 502 with the upstream message", map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.ErrorAPINombre, "identificacion": "0900000001"},
+			{"error_api is 502 with the upstream message", map[string]any{"codigo_empresa": "000598", "nombre_cliente": erptest.NombreClienteErrorAPI, "identificacion": "0900000001"},
 				http.StatusBadGateway, func(t *testing.T, m map[string]any) {
 					msg := expectClientKeys(t, "message", m["message"], "message", "upstreamMessage", "operation", "upstreamCode")
 					if msg["operation"] != "create" || !strings.Contains(msg["upstreamMessage"].(string), "ERROR_API") {
 						t.Fatalf("message %v", msg)
 					}
 				}, nil},
-			{"timeout is 504", newClientBody(erptest.TimeoutIdentificacion), http.StatusGatewayTimeout, func(t *testing.T, m map[string]any) {
+			{"timeout is 504", newClientBody(erptest.IdentificacionTimeout), http.StatusGatewayTimeout, func(t *testing.T, m map[string]any) {
 				if !strings.Contains(fmt.Sprint(m["message"]), "create") {
 					t.Fatalf("message %v does not name the operation", m["message"])
 				}

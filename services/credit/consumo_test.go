@@ -563,17 +563,17 @@ func TestConsumoNotFound(t *testing.T) {
 			})
 		}
 		t.Run("customer without card on cupo, card fallback to identificacion", func(t *testing.T) {
-			expectError(t, env.consumo("cupo", map[string]any{"codigo_empresa": "000598", "identificacion": creditsystemtest.MagicCardNotFound}), 404)
-			if got := env.lastField(t, "ConsultarTarjeta", "cNumeroTarjeta"); got != creditsystemtest.MagicCardNotFound {
+			expectError(t, env.consumo("cupo", map[string]any{"codigo_empresa": "000598", "identificacion": creditsystemtest.IdentificacionCardNotFound}), 404)
+			if got := env.lastField(t, "ConsultarTarjeta", "cNumeroTarjeta"); got != creditsystemtest.IdentificacionCardNotFound {
 				t.Fatalf("cNumeroTarjeta %q, want the identificacion", got)
 			}
 		})
 		t.Run("customer without card on autorizacion", func(t *testing.T) {
 			body := autorizacionBody("100.00")
-			body["identificacion"] = creditsystemtest.MagicCardNotFound
+			body["identificacion"] = creditsystemtest.IdentificacionCardNotFound
 			expectError(t, env.consumo("autorizacion", body), 404)
 			var n int
-			n, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Where("identificacion = ?", creditsystemtest.MagicCardNotFound).Count(t.Context())
+			n, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).Where("identificacion = ?", creditsystemtest.IdentificacionCardNotFound).Count(t.Context())
 			if err != nil || n != 0 {
 				t.Fatalf("%d records for a refused authorization (%v)", n, err)
 			}
@@ -617,7 +617,7 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 		})
 		t.Run("invalid OTP on confirmar leaves the record as it was", func(t *testing.T) {
 			id := env.autorizar()
-			consumoExpect(t, env.consumo("otp", map[string]any{"autorizacion_id": id, "otp": creditsystemtest.MagicInvalidOTP}), 200)
+			consumoExpect(t, env.consumo("otp", map[string]any{"autorizacion_id": id, "otp": creditsystemtest.OTPInvalid}), 200)
 			expectUpstream502(t, env.consumo("confirmar", confirmarBody(id, "F-OTP")), "GrabarConsumo", "60")
 			if rec := env.record(id); rec.Estado != consumption.EstadoOTPRecibido || rec.OperacionEnCurso != "" || rec.NumeroFactura != "" {
 				t.Fatalf("record after a rejected confirmation: %+v", rec)
@@ -627,8 +627,8 @@ func TestConsumoUpstreamRejection(t *testing.T) {
 		})
 		t.Run("SOAP fault on confirmar, then a good confirmation", func(t *testing.T) {
 			id := env.autorizar()
-			msg := expectUpstream502(t, env.consumo("confirmar", confirmarBody(id, creditsystemtest.MagicFaultInvoice)), "GrabarConsumo", "a:InternalServiceFault")
-			if s, _ := msg["upstreamMessage"].(string); !strings.Contains(s, creditsystemtest.MagicFaultInvoice) {
+			msg := expectUpstream502(t, env.consumo("confirmar", confirmarBody(id, creditsystemtest.NumeroFacturaFault)), "GrabarConsumo", "a:InternalServiceFault")
+			if s, _ := msg["upstreamMessage"].(string); !strings.Contains(s, creditsystemtest.NumeroFacturaFault) {
 				t.Fatalf("upstreamMessage %q, want the faultstring", s)
 			}
 			if rec := env.record(id); rec.Estado != consumption.EstadoAutorizado || rec.OperacionEnCurso != "" {
@@ -705,14 +705,14 @@ func TestConsumoTimeout(t *testing.T) {
 		type step struct {
 			endpoint, operation string
 			prepare             []string
-			outcome             creditsystemtest.Outcome
+			outcome             creditsystemtest.Reaction
 		}
 		for name, tc := range map[string]step{
 			"confirmar after OTP hangs":    {"confirmar", "GrabarConsumo", []string{"otp"}, creditsystemtest.Hang()},
 			"confirmar late success":       {"confirmar", "GrabarConsumo", nil, creditsystemtest.LateSuccess()},
 			"reverso after OTP hangs":      {"reverso", "GrabarReversoAutorizacion", []string{"otp"}, creditsystemtest.Hang()},
 			"reverso-consumo late success": {"reverso-consumo", "GrabarReversoConsumo", []string{"confirmar"}, creditsystemtest.LateSuccess()},
-			"confirmar connection dropped": {"confirmar", "GrabarConsumo", nil, creditsystemtest.DropConnection()},
+			"confirmar connection dropped": {"confirmar", "GrabarConsumo", nil, creditsystemtest.Drop()},
 		} {
 			t.Run(name, func(t *testing.T) {
 				id := env.autorizar()
@@ -813,7 +813,7 @@ func TestConsumoNilNodesAreNull(t *testing.T) {
 			`<a:nCupoAsignado>5000.00</a:nCupoAsignado><a:nCupoDisponible>4000.5</a:nCupoDisponible><a:nCupoUtilizado i:nil="true"/>` +
 			`<a:oTipoOperacionVm i:nil="true"/></a:TipoCupoVm></a:oTipoCupoVm>` +
 			`</ConsultarTarjetaResult></ConsultarTarjetaResponse></s:Body></s:Envelope>`
-		env.cs.Script("ConsultarTarjeta", creditsystemtest.Respond(200, []byte(body)))
+		env.cs.Script("ConsultarTarjeta", creditsystemtest.Raw(200, body))
 		r := env.consumo("cupo", map[string]any{"codigo_empresa": "000598", "identificacion": testIdentificacion, "numero_tarjeta": testTarjeta})
 		m := consumoExpect(t, r, 200)
 		if got := env.lastField(t, "ConsultarTarjeta", "cNumeroTarjeta"); got != testTarjeta {
@@ -928,7 +928,7 @@ func TestConsumoConcurrency(t *testing.T) {
 			id := env.autorizar()
 			before := env.cs.Calls("GrabarConsumo")
 			// A slow creditsystem keeps the claim held while the others arrive.
-			env.cs.Script("GrabarConsumo", creditsystemtest.Delay(150*time.Millisecond))
+			env.cs.Script("GrabarConsumo", creditsystemtest.Process().After(150*time.Millisecond))
 			results := env.raceConsumo(t, slices.Repeat([]string{"confirmar"}, n), func(_ string, i int) any {
 				return confirmarBody(id, fmt.Sprintf("F-RACE-%d", i))
 			})
@@ -943,7 +943,7 @@ func TestConsumoConcurrency(t *testing.T) {
 		t.Run("20 reverso", func(t *testing.T) {
 			id := env.autorizar()
 			before := env.cs.Calls("GrabarReversoAutorizacion")
-			env.cs.Script("GrabarReversoAutorizacion", creditsystemtest.Delay(150*time.Millisecond))
+			env.cs.Script("GrabarReversoAutorizacion", creditsystemtest.Process().After(150*time.Millisecond))
 			results := env.raceConsumo(t, slices.Repeat([]string{"reverso"}, n), func(_ string, _ int) any {
 				return map[string]any{"autorizacion_id": id}
 			})
@@ -1112,7 +1112,7 @@ func TestConsumoCupoFlatFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env.cs.Script("ConsultarTarjeta", creditsystemtest.Respond(200, tc.answer))
+			env.cs.Script("ConsultarTarjeta", creditsystemtest.Raw(200, string(tc.answer)))
 			r := env.consumo("cupo", map[string]any{"codigo_empresa": "000598", "identificacion": testIdentificacion, "numero_tarjeta": testTarjeta})
 			consumoExpect(t, r, 200)
 			var m map[string]json.RawMessage

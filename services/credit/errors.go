@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/credit/consumption"
@@ -11,6 +10,7 @@ import (
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/validation"
+	"github.com/platform/integrations/upstream"
 )
 
 // upstreamMessage of a 502 for a transport failure: generic, as the top-up service's "carrier
@@ -63,7 +63,7 @@ func mapError(err error) *httpx.Error {
 	return upstreamAnswer(err, "", "")
 }
 
-// upstreamAnswer maps an SDK error, nil when err is none:
+// upstreamAnswer maps an SDK error by its kind (docs/sdk-conventions.md), nil when err is none:
 //
 //   - creditsystem customer without card (nNumeroError 2): 404;
 //   - a rejection (lError = true, error_api, an ERP error status) and a SOAP fault: 502 with
@@ -77,63 +77,48 @@ func mapError(err error) *httpx.Error {
 // op and what, when set, replace the SDK's operation name in the answer ("update", "the client
 // update").
 func upstreamAnswer(err error, op, what string) *httpx.Error {
-	var (
-		csErr    *creditsystem.Error
-		csFault  *creditsystem.FaultError
-		csTrans  *creditsystem.TransportError
-		erpErr   *erp.APIError
-		erpTrans *erp.TransportError
-	)
-	name := func(sdkOp string) (string, string) {
-		if op == "" {
-			return sdkOp, "the operation " + sdkOp
-		}
-		return op, what
+	ue, ok := upstream.As(err)
+	if !ok {
+		return nil
+	}
+	if errors.Is(err, creditsystem.ErrCardNotFound) {
+		return httpx.WrapError(http.StatusNotFound, "Customer without card", err)
+	}
+	system, unavailable := "The creditsystem", upstreamUnavailableCreditsystem
+	if isERP(err) {
+		system, unavailable = "The ERP", upstreamUnavailableERP
+	}
+	o, w := ue.Operation(), "the operation "+ue.Operation()
+	if op != "" {
+		o, w = op, what
 	}
 	switch {
-	case errors.Is(err, creditsystem.ErrCardNotFound):
-		return httpx.WrapError(http.StatusNotFound, "Customer without card", err)
-	case errors.As(err, &csErr):
-		o, w := name(csErr.Op)
+	case ue.Kind() == upstream.Rejected:
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message: "The creditsystem rejected " + w, UpstreamMessage: csErr.Message, Operation: o, UpstreamCode: strconv.Itoa(csErr.Code),
+			Message: system + " rejected " + w, UpstreamMessage: ue.ErrorMessage(), Operation: o, UpstreamCode: ue.ErrorCode(),
 		}, err)
-	case errors.As(err, &csFault):
-		o, w := name(csFault.Op)
+	case ue.Kind() == upstream.Fault:
 		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message: "The creditsystem answered " + w + " with a SOAP fault", UpstreamMessage: csFault.String, Operation: o, UpstreamCode: csFault.Code,
-		}, err)
-	case errors.As(err, &csTrans) && creditsystem.IsTimeout(err):
-		o, _ := name(csTrans.Op)
-		return httpx.WrapError(http.StatusGatewayTimeout, "The creditsystem did not answer "+o+" within the timeout", err)
-	case errors.As(err, &csTrans):
-		o, _ := name(csTrans.Op)
-		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message: "The creditsystem could not be reached for " + o, UpstreamMessage: upstreamUnavailableCreditsystem, Operation: o,
-		}, err)
-	case errors.As(err, &erpErr):
-		o, w := name(erpErr.Op)
-		code := ""
-		if !erpErr.IsErrorAPI() {
-			code = strconv.Itoa(erpErr.StatusCode)
-		}
-		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message: "The ERP rejected " + w, UpstreamMessage: erpErr.Message, Operation: o, UpstreamCode: code,
-		}, err)
-	case errors.As(err, &erpTrans) && erp.IsTimeout(err):
-		o, w := name(erpTrans.Op)
-		if op == "" {
-			w = o
-		}
-		return httpx.WrapError(http.StatusGatewayTimeout, "The ERP did not answer "+w+" within the timeout", err)
-	case errors.As(err, &erpTrans):
-		o, w := name(erpTrans.Op)
-		if op == "" {
-			w = o
-		}
-		return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
-			Message: "The ERP could not be reached for " + w, UpstreamMessage: upstreamUnavailableERP, Operation: o,
+			Message: system + " answered " + w + " with a SOAP fault", UpstreamMessage: ue.ErrorMessage(), Operation: o, UpstreamCode: ue.ErrorCode(),
 		}, err)
 	}
-	return nil
+	called := o
+	if op != "" {
+		called = what
+	}
+	if ue.Timeout() {
+		return httpx.WrapError(http.StatusGatewayTimeout, system+" did not answer "+called+" within the timeout", err)
+	}
+	return httpx.UpstreamError(http.StatusBadGateway, httpx.UpstreamMessage{
+		Message: system + " could not be reached for " + called, UpstreamMessage: unavailable, Operation: o,
+	}, err)
+}
+
+// isERP tells the ERP's errors from the creditsystem's, for the answer's wording.
+func isERP(err error) bool {
+	var (
+		e *erp.Error
+		t *erp.TransportError
+	)
+	return errors.As(err, &e) || errors.As(err, &t)
 }

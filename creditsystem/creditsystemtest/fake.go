@@ -14,29 +14,34 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/platform/integrations/creditsystem/creditsystemtest/internal/wcf"
 	"github.com/platform/integrations/creditsystem/internal/cartera"
 	"github.com/platform/integrations/creditsystem/internal/central"
 )
 
-// Magic values (see the package documentation).
+// Magic values: a request carrying one gets the outcome its name says, from any HTTP client,
+// without scripting. Each is named after the member it goes in.
 const (
-	// MagicCardNotFound, as identificacion or card number, answers nNumeroError 2.
-	MagicCardNotFound = "0000000002"
-	// MagicInvalidOTP as cCodigoOtp of GrabarConsumo answers lError true, invalid OTP.
-	MagicInvalidOTP = "000000"
-	// MagicFaultInvoice as cNumeroFactura of GrabarConsumo answers a SOAP fault in an HTTP 500.
-	MagicFaultInvoice = "FAULT-500"
+	// IdentificacionCardNotFound, as cNumeroIdentificacion or cNumeroTarjeta, answers
+	// nNumeroError 2 (customer without card).
+	IdentificacionCardNotFound = "0000000002"
+	// OTPInvalid as cCodigoOtp of GrabarConsumo answers lError true, nNumeroError 60.
+	OTPInvalid = "000000"
+	// NumeroFacturaFault as cNumeroFactura of GrabarConsumo answers a SOAP fault in an
+	// HTTP 500.
+	NumeroFacturaFault = "FAULT-500"
 )
 
 var (
-	// MagicInsufficientCredit as the amount of GrabarAutorizacion answers lError true,
+	// MontoInsufficientCredit as nMonto of GrabarAutorizacion answers lError true,
 	// nNumeroError 51.
-	MagicInsufficientCredit = decimal.RequireFromString("666.66")
-	// MagicTimeout as the amount of GrabarAutorizacion never answers.
-	MagicTimeout = decimal.RequireFromString("504.04")
-	// DefaultCreditLine is the credit line of every card the fake opens.
-	DefaultCreditLine = decimal.RequireFromString("5000.00")
+	MontoInsufficientCredit = decimal.RequireFromString("666.66")
+	// MontoTimeout as nMonto of GrabarAutorizacion never answers; nothing is recorded.
+	MontoTimeout = decimal.RequireFromString("504.04")
 )
+
+// DefaultCreditLine is the credit line of every card the fake opens.
+var DefaultCreditLine = decimal.RequireFromString("5000.00")
 
 // Paths of the two services, as in the WSDL addresses. A request on CarteraPath for a Central
 // operation (or the other way round) gets WCF's ActionNotSupported fault; any other path
@@ -46,23 +51,23 @@ const (
 	CentralPath = "/Central/ServicioCentral.svc"
 )
 
-// Option configures a Handler.
-type Option func(*Handler)
+// Option configures a Fake. A nil Option is ignored, as the clients' New does.
+type Option func(*Fake)
 
 // WithNamespace sets the SOAP namespace the fake expects (default the WSDL's,
 // http://tempuri.org/); it must match the client's Config.SOAPNamespace.
-func WithNamespace(ns string) Option { return func(h *Handler) { h.ns = ns } }
+func WithNamespace(ns string) Option { return func(f *Fake) { f.ns = ns } }
 
 // WithCentralContract sets the WCF contract name the fake expects in Central's SOAPAction
 // (default IServicioCentral, the WSDL's); it must match the client's
 // creditsystem.WithCentralContract.
-func WithCentralContract(name string) Option { return func(h *Handler) { h.centralContract = name } }
+func WithCentralContract(name string) Option { return func(f *Fake) { f.centralContract = name } }
 
 // WithClock sets the fake's clock (dates of cards, tables and overdue installments).
-func WithClock(now func() time.Time) Option { return func(h *Handler) { h.now = now } }
+func WithClock(now func() time.Time) Option { return func(f *Fake) { f.now = now } }
 
 // WithCreditLine sets the credit line of the cards the fake opens (default 5000.00).
-func WithCreditLine(d decimal.Decimal) Option { return func(h *Handler) { h.line = d } }
+func WithCreditLine(d decimal.Decimal) Option { return func(f *Fake) { f.line = d } }
 
 // WithFirstAuthorization makes the fake number its authorizations from n (default 1:
 // AUT0000001, AUT0000002, ...). A fake in front of a database that outlives it (a development
@@ -72,23 +77,24 @@ func WithCreditLine(d decimal.Decimal) Option { return func(h *Handler) { h.line
 // restart: GrabarConsumo or GrabarReversoAutorizacion on an id below n takes it as a live
 // authorization of the request's card (nMonto, nPlazo from the request), and
 // GrabarReversoConsumo of an unknown invoice succeeds instead of answering 23.
-func WithFirstAuthorization(n int) Option { return func(h *Handler) { h.firstAuth = n } }
+func WithFirstAuthorization(n int) Option { return func(f *Fake) { f.firstAuth = n } }
 
 // WithFixedCreditLines makes every card keep its whole credit line: no operation consumes it
 // (and none restores it), so a development setup or a test suite can reuse one card number for
 // any number of operations. Every ConsultarTarjeta shows the full line available (5000.00 by
 // default); every GrabarAutorizacion is checked against the full line alone (an amount above it
-// still answers nNumeroError 51, as does MagicInsufficientCredit); an answer that reports the
+// still answers nNumeroError 51, as does MontoInsufficientCredit); an answer that reports the
 // line after an operation shows the full line minus that operation's own amount
 // (GrabarConsumo: the invoiced amount) or the full line after a payment. Debts, tables,
 // payments and reversals work as usual: only the line ignores them. Card then always shows
 // Utilizado 0. Without this option (the default) authorizations, consumptions and payments
 // move the line as the package documentation describes.
-func WithFixedCreditLines() Option { return func(h *Handler) { h.fixedLines = true } }
+func WithFixedCreditLines() Option { return func(f *Fake) { f.fixedLines = true } }
 
-// Handler is the fake creditsystem as an http.Handler, for a service that runs it on a real
-// listener in development mode. Tests usually want NewServer.
-type Handler struct {
+// Fake is the fake creditsystem, an http.Handler without a listener, for a service that
+// runs it on a real listener in development mode. Tests usually want NewServer. Safe for
+// concurrent use.
+type Fake struct {
 	ns              string
 	centralContract string
 	now             func() time.Time
@@ -98,7 +104,7 @@ type Handler struct {
 
 	mu      sync.Mutex
 	bank    *bank
-	scripts map[string][]Outcome
+	scripts map[string][]Reaction
 	calls   map[string]int
 	last    map[string]Request
 
@@ -106,36 +112,36 @@ type Handler struct {
 	closeOnce sync.Once
 }
 
-// NewHandler returns a fake with no cards yet; every card is opened on first use.
-func NewHandler(opts ...Option) *Handler {
-	h := &Handler{
+// NewFake returns a fake with no cards yet; every card is opened on first use.
+func NewFake(opts ...Option) *Fake {
+	f := &Fake{
 		ns:              cartera.WSDLNamespace,
 		centralContract: central.WSDLPortType,
 		now:             time.Now,
 		line:            DefaultCreditLine,
-		scripts:         map[string][]Outcome{},
+		scripts:         map[string][]Reaction{},
 		calls:           map[string]int{},
 		last:            map[string]Request{},
 		closed:          make(chan struct{}),
 	}
 	for _, o := range opts {
-		if o != nil { // a nil Option is ignored, as creditsystem.New does
-			o(h)
+		if o != nil {
+			o(f)
 		}
 	}
-	h.bank = newBank(h.now, h.line, h.fixedLines)
-	if h.firstAuth > 0 {
-		h.bank.seqAuth = h.firstAuth - 1
-		h.bank.adoptBelow = h.firstAuth
+	f.bank = newBank(f.now, f.line, f.fixedLines)
+	if f.firstAuth > 0 {
+		f.bank.seqAuth = f.firstAuth - 1
+		f.bank.adoptBelow = f.firstAuth
 	}
-	return h
+	return f
 }
 
 // Namespace returns the SOAP namespace the fake expects.
-func (h *Handler) Namespace() string { return h.ns }
+func (f *Fake) Namespace() string { return f.ns }
 
-// Close releases requests held by Hang, LateSuccess, Delay or MagicTimeout.
-func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closed) }) }
+// Close releases the requests held by Hang, LateSuccess, After or MontoTimeout.
+func (f *Fake) Close() { f.closeOnce.Do(func() { close(f.closed) }) }
 
 // Operations lists every operation the fake serves.
 func Operations() []string {
@@ -144,46 +150,29 @@ func Operations() []string {
 	return ops
 }
 
-func serviceOf(op string) (portType, dcns string, ok bool) {
-	if slices.Contains(cartera.WSDLOperations, op) {
-		return cartera.WSDLPortType, cartera.WSDLDataContractNamespace, true
-	}
-	if slices.Contains(central.WSDLOperations, op) {
-		return central.WSDLPortType, central.WSDLDataContractNamespace, true
-	}
-	return "", "", false
-}
-
-func soapAction(ns, portType, op string) string {
-	if !strings.HasSuffix(ns, "/") {
-		ns += "/"
-	}
-	return ns + portType + "/" + op
-}
-
-// Script queues outcomes for the next calls of op, one per call, ahead of the normal
+// Script queues reactions for the next calls of op, one per call, ahead of the normal
 // behaviour (which includes the magic values). It panics on an unknown operation.
-func (h *Handler) Script(op string, outcomes ...Outcome) {
-	if _, _, ok := serviceOf(op); !ok {
+func (f *Fake) Script(op string, reactions ...Reaction) {
+	if _, _, ok := wcf.Service(op); !ok {
 		panic(fmt.Sprintf("creditsystemtest: Script: unknown operation %q", op))
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.scripts[op] = append(h.scripts[op], outcomes...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scripts[op] = append(f.scripts[op], reactions...)
 }
 
-// Calls returns how many requests for op reached the fake, whatever their outcome.
-func (h *Handler) Calls(op string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.calls[op]
+// Calls returns how many requests for op reached the fake, whatever it did with them.
+func (f *Fake) Calls(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
 }
 
 // LastRequest returns the last request received for op.
-func (h *Handler) LastRequest(op string) (Request, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r, ok := h.last[op]
+func (f *Fake) LastRequest(op string) (Request, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.last[op]
 	return r, ok
 }
 
@@ -197,10 +186,10 @@ type Card struct {
 }
 
 // Card returns the state of the card with that number or identification, if it was opened.
-func (h *Handler) Card(numeroOIdentificacion string) (Card, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c, ok := h.bank.cards[numeroOIdentificacion]
+func (f *Fake) Card(numeroOIdentificacion string) (Card, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.bank.cards[numeroOIdentificacion]
 	if !ok {
 		return Card{}, false
 	}
@@ -209,7 +198,7 @@ func (h *Handler) Card(numeroOIdentificacion string) (Card, bool) {
 
 const maxRequest = 1 << 20
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST a SOAP 1.1 envelope", http.StatusMethodNotAllowed)
@@ -220,14 +209,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if i := strings.LastIndexByte(action, '/'); i >= 0 {
 		op = action[i+1:]
 	}
-	portType, dcns, known := serviceOf(op)
+	portType, dcns, known := wcf.Service(op)
 	contract := portType
 	if portType == central.WSDLPortType {
-		contract = h.centralContract
+		contract = f.centralContract
 	}
-	if !known || action != soapAction(h.ns, contract, op) || !h.pathServes(r.URL.Path, portType) {
-		h.fault(w, http.StatusInternalServerError, "a:ActionNotSupported",
-			fmt.Sprintf("The message with Action '%s' cannot be processed at the receiver, due to a ContractFilter mismatch at the EndpointDispatcher.", action))
+	if !known || action != wcf.SOAPAction(f.ns, contract, op) || !f.pathServes(r.URL.Path, portType) {
+		var buf bytes.Buffer
+		wcf.WriteActionNotSupported(&buf, action)
+		f.write(w, http.StatusInternalServerError, buf.Bytes())
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest))
@@ -236,59 +226,48 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fields, lists := flatten(body)
-	h.mu.Lock()
-	h.calls[op]++
-	h.last[op] = Request{Operation: op, SOAPAction: action, Header: r.Header.Clone(), Fields: fields, Lists: lists, Body: body}
-	var scripted *Outcome
-	if q := h.scripts[op]; len(q) > 0 {
-		scripted = &q[0]
-		h.scripts[op] = q[1:]
+	f.mu.Lock()
+	f.calls[op]++
+	f.last[op] = Request{Operation: op, SOAPAction: action, Header: r.Header.Clone(), Fields: fields, Lists: lists, Body: body}
+	react := Process()
+	if q := f.scripts[op]; len(q) > 0 {
+		react, f.scripts[op] = q[0], q[1:]
 	}
-	h.mu.Unlock()
+	f.mu.Unlock()
 
-	if scripted != nil {
-		switch o := *scripted; o.kind {
-		case kindBusiness:
-			res := h.errorResult(op, o.code, o.message)
-			h.answer(w, dcns, op, res)
-			return
-		case kindFault:
-			h.fault(w, o.status, o.fault, o.message)
-			return
-		case kindDrop:
-			drop(w)
-			return
-		case kindHang:
-			h.hold(w, r)
-			return
-		case kindRespond:
-			w.Header().Set("Content-Type", contentTypeWS)
-			w.WriteHeader(o.status)
-			w.Write(o.body)
-			return
-		case kindDelay:
-			if !h.wait(r.Context(), o.delay) {
-				h.release(w, r)
-				return
-			}
-		case kindLate:
-			h.process(op, body)
-			h.hold(w, r)
-			return
-		}
+	// The wait ignores the caller, as a slow creditsystem would; only Close ends it.
+	if react.after > 0 && !f.wait(context.WithoutCancel(r.Context()), react.after) {
+		drop(w)
+		return
 	}
-	res := h.process(op, body)
-	switch {
-	case res.hang:
-		h.hold(w, r)
-	case res.fault != "":
-		h.fault(w, res.status, res.fault, res.faultMsg)
+	switch react.kind {
+	case kindBusinessError:
+		f.answer(w, dcns, op, f.errorResult(op, react.code, react.message))
+	case kindFault:
+		f.fault(w, react.status, react.fault, react.message)
+	case kindDrop:
+		drop(w)
+	case kindHang:
+		f.hold(w, r)
+	case kindRaw:
+		f.write(w, react.status, []byte(react.body))
+	case kindLateSuccess:
+		f.process(op, body)
+		f.hold(w, r)
 	default:
-		h.answer(w, dcns, op, res.result)
+		res := f.process(op, body)
+		switch {
+		case res.hang:
+			f.hold(w, r)
+		case res.fault != "":
+			f.fault(w, res.status, res.fault, res.faultMsg)
+		default:
+			f.answer(w, dcns, op, res.result)
+		}
 	}
 }
 
-func (h *Handler) pathServes(path, portType string) bool {
+func (f *Fake) pathServes(path, portType string) bool {
 	switch {
 	case strings.EqualFold(path, CarteraPath):
 		return portType == cartera.WSDLPortType
@@ -300,7 +279,7 @@ func (h *Handler) pathServes(path, portType string) bool {
 
 // wait holds a request for d (forever when d < 0); it reports whether d elapsed with the
 // caller still there.
-func (h *Handler) wait(ctx context.Context, d time.Duration) bool {
+func (f *Fake) wait(ctx context.Context, d time.Duration) bool {
 	var timer <-chan time.Time
 	if d >= 0 {
 		t := time.NewTimer(d)
@@ -312,19 +291,19 @@ func (h *Handler) wait(ctx context.Context, d time.Duration) bool {
 		return ctx.Err() == nil
 	case <-ctx.Done():
 		return false
-	case <-h.closed:
+	case <-f.closed:
 		return false
 	}
 }
 
 // hold never answers: it returns when the caller gives up, and drops the connection when
 // the fake is closed first, so that no empty answer goes out.
-func (h *Handler) hold(w http.ResponseWriter, r *http.Request) {
-	h.wait(r.Context(), -1)
-	h.release(w, r)
+func (f *Fake) hold(w http.ResponseWriter, r *http.Request) {
+	f.wait(r.Context(), -1)
+	f.release(w, r)
 }
 
-func (h *Handler) release(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) release(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() == nil {
 		drop(w)
 	}
@@ -340,19 +319,22 @@ func drop(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
-func (h *Handler) answer(w http.ResponseWriter, dcns, op string, result any) {
+func (f *Fake) answer(w http.ResponseWriter, dcns, op string, result any) {
 	var buf bytes.Buffer
-	writeAnswer(&buf, h.ns, dcns, op, result)
-	w.Header().Set("Content-Type", contentTypeWS)
-	w.Write(buf.Bytes())
+	writeAnswer(&buf, f.ns, dcns, op, result)
+	f.write(w, http.StatusOK, buf.Bytes())
 }
 
-func (h *Handler) fault(w http.ResponseWriter, status int, code, msg string) {
+func (f *Fake) fault(w http.ResponseWriter, status int, code, msg string) {
 	var buf bytes.Buffer
-	writeFault(&buf, code, msg)
-	w.Header().Set("Content-Type", contentTypeWS)
+	wcf.WriteFault(&buf, code, msg)
+	f.write(w, status, buf.Bytes())
+}
+
+func (f *Fake) write(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", wcf.ContentType)
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 // result is what processing a request produced.
@@ -364,18 +346,18 @@ type result struct {
 	status   int
 }
 
-func (h *Handler) process(op string, body []byte) result {
+func (f *Fake) process(op string, body []byte) result {
 	spec := specs[op]
 	req := spec.newRequest()
-	if err := decodeRequest(body, xml.Name{Space: h.ns, Local: op}, req); err != nil {
+	if err := decodeRequest(body, xml.Name{Space: f.ns, Local: op}, req); err != nil {
 		return result{fault: "a:DeserializationFailed", status: http.StatusInternalServerError,
 			faultMsg: "The formatter threw an exception while trying to deserialize the message: " + err.Error()}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := spec.handle(h.bank, req)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := spec.handle(f.bank, req)
 	if out.biz != nil {
-		return result{result: h.errorResult(op, out.biz.code, out.biz.msg)}
+		return result{result: f.errorResult(op, out.biz.code, out.biz.msg)}
 	}
 	return result{result: out.result, hang: out.hang, fault: out.fault, faultMsg: out.faultMsg, status: http.StatusInternalServerError}
 }
