@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
 )
 
 // WebhookRequest is POST /webhook/invoice-recharge. Payload is the request body as received
@@ -132,15 +131,14 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		rec := base
 		rec.Status = StatusRejected
 		rec.RejectionReason = ReasonInvalidPayload + ": " + describeFields(fields)
-		if err := s.insertAnnounced(ctx, &rec); err != nil {
+		if err := s.store.Insert(ctx, &rec, s.notice(&rec)); err != nil {
 			return nil, err
 		}
 		return nil, &ValidationError{Fields: fields, Transaction: &rec}
 	}
 
-	// The hash is looked up in the transaction of the insert (insertInvoice), after the
-	// mapping: a repeated delivery is a duplicate whatever its
-	// mapping says.
+	// The hash is looked up in the transaction of the insert (Store.InsertInvoice), after the
+	// mapping: a repeated delivery is a duplicate whatever its mapping says.
 	base.SourceXMLHash = r.SourceXMLHash
 
 	product, mapped := s.products.Lookup(base.ProductCode)
@@ -159,8 +157,12 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 			r.Amount.StringFixed(2), product.Amount.StringFixed(2), product.ProductCode)
 	}
 	if base.Status == StatusRejected {
-		if orig, err := s.insertInvoice(ctx, &base, true); err != nil {
-			return nil, s.duplicateOf(ctx, base, orig, err)
+		holder, err := s.store.InsertInvoice(ctx, &base, s.notice(&base))
+		if err != nil {
+			return nil, err
+		}
+		if holder != nil {
+			return nil, s.duplicate(ctx, base, holder)
 		}
 		return nil, &RejectedError{Transaction: &base, Detail: base.rejectionDetail}
 	}
@@ -170,8 +172,12 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 	t.OfferID = product.OfferID
 	t.ExternalOperation = product.ExternalOperation
 	t.ExternalTransactionID = s.newExtID()
-	if orig, err := s.insertInvoice(ctx, &t, false); err != nil {
-		return nil, s.duplicateOf(ctx, base, orig, err)
+	holder, err := s.store.InsertInvoice(ctx, &t, nil)
+	if err != nil {
+		return nil, err
+	}
+	if holder != nil {
+		return nil, s.duplicate(ctx, base, holder)
 	}
 	rec, err := s.execute(ctx, &t)
 	var ce *CarrierError
@@ -179,58 +185,6 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		return ce.Transaction, nil
 	}
 	return rec, err
-}
-
-// insertAnnounced inserts t with the job announcing its status in one transaction.
-func (s *Service) insertAnnounced(ctx context.Context, t *Transaction) error {
-	return s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.store.insert(ctx, tx, t); err != nil {
-			return err
-		}
-		return s.notify(ctx, tx, t)
-	})
-}
-
-// insertInvoice inserts t, a record that holds its invoice's source_xml_hash (pending, or
-// rejected for its mapping or amount, then with its job when announce), unless a record
-// already holds that hash: then errDuplicateHash, orig being that record (nil when only the
-// unique index caught a concurrent insert). The invoice number is not looked at: the same
-// invoice_number under another hash is a new top-up (the specification's idempotency is by
-// source_xml_hash alone).
-func (s *Service) insertInvoice(ctx context.Context, t *Transaction, announce bool) (orig *Transaction, err error) {
-	err = s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		o, err := s.store.getWhere(ctx, tx, "source_xml_hash = ?", t.SourceXMLHash)
-		if err == nil {
-			orig = o
-			return errDuplicateHash
-		} else if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if err := s.store.insert(ctx, tx, t); err != nil {
-			return err
-		}
-		if announce {
-			return s.notify(ctx, tx, t)
-		}
-		return nil
-	})
-	return orig, err
-}
-
-// duplicateOf turns insertInvoice's refusal into the recorded rejection and its
-// *DuplicateError; other errors pass through.
-func (s *Service) duplicateOf(ctx context.Context, base Transaction, orig *Transaction, err error) error {
-	if !errors.Is(err, errDuplicateHash) {
-		return err
-	}
-	if orig == nil {
-		// Two deliveries of one hash raced past the look-up: the unique index refused the
-		// second.
-		if orig, err = s.store.GetBySourceXMLHash(ctx, base.SourceXMLHash); err != nil {
-			return err
-		}
-	}
-	return s.duplicate(ctx, base, orig)
 }
 
 // duplicate records a repeated delivery of an invoice as rejected (the specification's table)
@@ -242,7 +196,7 @@ func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transac
 	rec.SourceXMLHash = ""
 	rec.Status = StatusRejected
 	rec.RejectionReason = fmt.Sprintf("%s: invoice already processed by transaction %s", ReasonDuplicate, orig.ID)
-	if err := s.insertAnnounced(ctx, &rec); err != nil {
+	if err := s.store.Insert(ctx, &rec, s.notice(&rec)); err != nil {
 		return err
 	}
 	return &DuplicateError{Original: orig, Transaction: &rec, Reason: ReasonDuplicate}
@@ -327,7 +281,7 @@ func (s *Service) Ignore(ctx context.Context, r IgnoredRequest) (*Transaction, e
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}
-	if err := s.store.insert(ctx, s.store.db, t); err != nil {
+	if err := s.store.Insert(ctx, t, nil); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -102,7 +102,7 @@ func newServer(ctx context.Context, o options) (_ *server, err error) {
 	}
 
 	svcOpts := append([]topup.Option{topup.WithLogger(log)}, o.ServiceOptions...)
-	svc, err := topup.NewService(topup.NewStore(db), spr, queue, topup.Config{
+	svc, err := topup.NewService(topup.NewStore(db, queue), spr, topup.Config{
 		DailyLimit:      cfg.Recargas.DailyLimit,
 		DefaultCanton:   cfg.Recargas.DefaultCanton,
 		OperationsEmail: cfg.OperationsEmail,
