@@ -60,8 +60,8 @@ func (e *ThrottleError) Seconds() int  { return int((e.RetryAfter + time.Second 
 
 // FieldError is one broken field rule; Field is the JSON name.
 type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
+	Field   string
+	Message string
 }
 
 // ValidationError lists every broken field rule of a request. When the request was a webhook,

@@ -124,12 +124,11 @@ func newServer(ctx context.Context, o options) (_ *server, err error) {
 	authn := auth.NewAuthenticator(verifier, auth.WithHeaderKey(cfg.ServiceKey.Reveal()))
 
 	app := httpx.New(httpx.Config{
-		Service:     serviceName,
-		Logger:      log,
-		BodyLimit:   cfg.BodyLimit,
-		Health:      db,
-		ErrorMapper: mapError,
-		Registry:    reg,
+		Service:   serviceName,
+		Logger:    log,
+		BodyLimit: cfg.BodyLimit,
+		Health:    db,
+		Registry:  reg,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens)
 
