@@ -183,18 +183,9 @@ type ReconcileReport struct {
 	Unresolved int // the carrier could not be asked, or a retry did not succeed
 }
 
-// Reconcile runs one pass: it takes pending records older than PendingAfter and unavailable
-// ones older than RetryAfter, claims each (a compare-and-set on its status and updated_at, so
-// two instances never work one record), and asks the carrier first:
-//   - remote SUCCESS: the record becomes success (a late success);
-//   - remote ERROR (the carrier does not have it as a top-up; MENSAJE alone tells "not found"
-//     from other causes, so every ERROR counts): the top-up is sent again with the same
-//     external_transaction_id, which the carrier keys on, for an unavailable record while
-//     retry_count <= MaxRetries (moving it unavailable -> pending first), or for an abandoned
-//     pending one;
-//   - no answer (fault, timeout): nothing changes; the next pass asks again.
-//
-// A record is never made success without the carrier's SUCCESS.
+// Reconcile runs one pass of the reconciler (package doc, "Reconciler"): it claims each stale
+// record, asks the carrier about it first, and makes it success on a remote SUCCESS or sends
+// it again, with the same external_transaction_id, on a remote ERROR.
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	now := s.now()

@@ -272,10 +272,7 @@ func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, er
 	return rec, &CarrierError{Transaction: rec, Err: callErr}
 }
 
-// callStatus is the status a carrier call's outcome gives a top-up, by the specification's
-// error rules: no error is success; a business refusal (*carrier.Error), or a request the
-// carrier package refused to send (carrier.ErrInvalidRequest), is failed; anything else, a
-// SOAP fault included, is unavailable, because the carrier may or may not have acted.
+// callStatus is the status a carrier call's error gives a top-up (package doc, "Errors").
 func callStatus(err error) Status {
 	var refused *carrier.Error
 	switch {

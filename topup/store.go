@@ -97,9 +97,8 @@ func NewStore(db *bun.DB, queue *jobs.Queue) *Store { return &Store{db: db, queu
 // time read back equals the one written and can serve in a comparison.
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// Admission is what a manual request must pass to be inserted, all in the transaction of the
-// insert: its action token is spent once, it takes a place in its user's throttle window, and
-// the user's day has room below DailyLimit unless Unlimited.
+// Admission is what Admit checks: the action token (spent once), the throttle and the daily
+// limit (lifted by Unlimited).
 type Admission struct {
 	TokenID        string
 	TokenExpiresAt time.Time
@@ -112,9 +111,9 @@ type Admission struct {
 }
 
 // Admit inserts t, a pending manual top-up of user t.RequestedByUserID requested at
-// t.CreatedAt, if a passes, in one transaction serialised per user: ErrActionTokenUsed, a
-// *ThrottleError or ErrDailyLimit otherwise, checked in this order. A refusal rolls everything
-// back, so a refused request neither spends its token nor takes a place in the window.
+// t.CreatedAt, if it passes the guards (package doc, "Guards"), in one transaction serialised
+// per user; otherwise it inserts nothing and returns ErrActionTokenUsed, a *ThrottleError or
+// ErrDailyLimit.
 func (s *Store) Admit(ctx context.Context, t *Transaction, a Admission) error {
 	user, now := t.RequestedByUserID, t.CreatedAt
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

@@ -30,11 +30,7 @@ type WebhookRequest struct {
 	Problems []FieldError
 }
 
-// validate checks the field rules. The decisions where the specification is silent:
-// invoice_number, product_code, subscriber_id, amount and source_xml_hash are required;
-// invoice_code, notification_email and canton are optional; source_xml_hash is expected to be
-// a SHA-256 in hex (compared case-insensitively) but any visible token up to 128 characters is
-// accepted as the idempotency key; amount is positive.
+// validate checks the field rules (package doc, "Webhook") and reports which fields passed.
 func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 	var f fieldErrors
 	ok := map[string]bool{
@@ -77,23 +73,12 @@ func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 	return f, ok
 }
 
-// Webhook runs an automatic top-up for an invoice the workflow tool parsed.
-//
-// It returns the record and nil when the invoice was processed, whatever the carrier said:
-// success, failed or unavailable (the service owns the retries). Otherwise nothing reaches the
-// carrier and it returns:
-//   - *ValidationError (ErrInvalidRequest) for a broken field rule, with the record kept
-//     rejected (reason INVALID_PAYLOAD) and the invalid-invoice job enqueued;
-//   - *DuplicateError (ErrDuplicateInvoice) when source_xml_hash was already recorded, with a
-//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH); idempotency
-//     is by the hash alone, so the same invoice_number under another hash is a new top-up;
-//   - *RejectedError (ErrRejected) for a product without mapping (PRODUCT_NOT_MAPPED) or an
-//     amount more than AmountTolerance away from the mapped one (AMOUNT_MISMATCH).
-//
-// The record of a processed invoice is inserted pending, with its hash, and committed before
-// the carrier is called; the look-up of the hash and the insert run in one transaction, and
-// the unique source_xml_hash backs the look-up up, so concurrent deliveries of one hash
-// produce exactly one record and one carrier call.
+// Webhook runs an automatic top-up for an invoice the workflow tool parsed (the rules are the
+// package doc's, "Webhook"). It returns the record and nil when the invoice was processed,
+// whatever the carrier said: success, failed or unavailable (the service owns the retries).
+// Otherwise nothing reaches the carrier, the delivery is recorded rejected, and it returns a
+// *ValidationError (broken field rule), a *DuplicateError (source_xml_hash already recorded)
+// or a *RejectedError (no mapping, amount mismatch).
 func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, error) {
 	r.SourceXMLHash = normalizeHash(r.SourceXMLHash)
 	fields, ok := r.validate()

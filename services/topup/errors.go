@@ -35,9 +35,8 @@ func answerErrors(c *fiber.Ctx) error {
 }
 
 // errorAnswer is the one function from domain and SDK errors to the HTTP status and body
-// (DESIGN.md, "Decisions"). The body is the envelope, except where the error carries a record
-// (errorBody). A nil body leaves the answer to httpx: an *httpx.Error, or an error nobody
-// knows (500).
+// (doc.go, "Statuses"; DESIGN.md, "Decisions"). A nil body leaves the answer to httpx: an
+// *httpx.Error, or an error nobody knows (500).
 func errorAnswer(err error) (status int, body any) {
 	var (
 		he       *httpx.Error
@@ -74,15 +73,10 @@ func errorAnswer(err error) (status int, body any) {
 	return status, errorBody(status, err)
 }
 
-// errorBody is the body of an error answer of status:
-//   - a top-up that did not succeed (*topup.CarrierError with its record): the
-//     specification's logical-rejection response of /recharge, status the record's (failed or
-//     unavailable);
-//   - a webhook invoice recorded rejected (*topup.RejectedError): the specification's
-//     rejection response;
-//   - a webhook delivery recorded rejected as an invalid payload or a repeated invoice: the
-//     envelope plus that record (webhookErrorBody);
-//   - anything else: the envelope.
+// errorBody is the body of an error answer of status: when the error carries a record, the
+// answer doc.go gives for it (/recharge's logical rejection for a top-up that did not succeed,
+// the webhook's rejection response, the envelope plus the record for a webhook delivery
+// refused as an invalid payload or a repeated invoice); otherwise the envelope.
 func errorBody(status int, err error) any {
 	var (
 		ce *topup.CarrierError
@@ -164,12 +158,8 @@ func envelope(status int, err error) httpx.Envelope {
 	return httpx.NewError(status, msg).Envelope()
 }
 
-// webhookErrorBody is a webhook error answer for a delivery that left a record (a body refused
-// as INVALID_PAYLOAD, a repeated invoice): the envelope, plus that record as the
-// specification's rejection response has it: success false, transaction_id, source,
-// invoice_number and error (the rejection code). status stays the envelope's "error"; the
-// record's status is rejected. A repeated invoice also names the original transaction and its
-// status, the same on every repetition.
+// webhookErrorBody is the envelope plus the record a refused webhook delivery left (doc.go,
+// "Webhook bodies"); status stays the envelope's "error".
 type webhookErrorBody struct {
 	httpx.Envelope
 	Success               bool    `json:"success"`

@@ -28,17 +28,8 @@ const (
 	PermUnlimited = "unlimited_recargas"
 )
 
-// routes mounts the endpoints. Authentication per route:
-//
-//	POST /recharge                  Bearer + create_recargas + X-Action-Token
-//	POST /webhook/invoice-recharge  x-service-key
-//	POST /webhook/invoice-ignored   x-service-key
-//	POST /query-recharge            Bearer + view_recargas (confirm_charge also needs create_recargas)
-//	GET  /transactions              Bearer + view_recargas
-//	GET  /transactions/:id          Bearer + view_recargas
-//	GET  /inventory                 Bearer + view_recargas (the specification leaves it open)
-//
-// Every error on these routes is answered by answerErrors (errors.go).
+// routes mounts the endpoints with their authentication (the table is in doc.go). Every error
+// on these routes is answered by answerErrors (errors.go).
 func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens) {
 	api := app.Group(Prefix, answerErrors)
 	bearer := auth.Require(authn, auth.Bearer)
