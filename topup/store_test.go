@@ -11,113 +11,104 @@ import (
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
-// TestUniqueKeysAreRecognisedByName: the store tells its two unique keys apart by constraint
-// (PostgreSQL's name, SQLite's columns), never by the text of the error.
-func TestUniqueKeysAreRecognisedByName(t *testing.T) {
+// TestStore: the store recognises its two unique keys by constraint (PostgreSQL's name,
+// SQLite's columns), never by the text of the error; InsertInvoice names the record already
+// holding a hash instead of inserting; Update settles all or nothing.
+func TestStore(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		e := newEnv(t, tg, Config{})
-		ctx := t.Context()
 		now := dbTime(time.Now())
-		record := func(ext, hash string) *Transaction {
+		record := func(ext, hash string, status Status) *Transaction {
 			return &Transaction{ID: mustV7(), ExternalTransactionID: ext, Source: SourceWorkflowWebhook, Quantity: 1,
-				Status: StatusRejected, SourceXMLHash: hash, CreatedAt: now, UpdatedAt: now}
+				Status: status, SourceXMLHash: hash, CreatedAt: now, UpdatedAt: now}
 		}
-		if err := insert(ctx, tg.DB, record("EXT-1", "hash-1")); err != nil {
-			t.Fatal(err)
-		}
-		err := insert(ctx, tg.DB, record("EXT-2", "hash-1"))
-		if !sourceHashKey.Violated(err) || actionTokenKey.Violated(err) {
-			t.Fatalf("same hash: %v, want the source_xml_hash key alone", err)
-		}
-		err = insert(ctx, tg.DB, record("EXT-1", "hash-2"))
-		if err == nil || sourceHashKey.Violated(err) || actionTokenKey.Violated(err) {
-			t.Fatalf("same external id: %v, want a violation of neither key", err)
-		}
-		spend := func() error {
-			return e.store.Admit(ctx, record(carrier.NewExternalTransactionID(), ""), Admission{
-				TokenID: "jti-once", TokenExpiresAt: now.Add(time.Minute), ThrottleLimit: 10, ThrottleWindow: time.Minute, Unlimited: true,
-			})
-		}
-		if err := spend(); err != nil {
-			t.Fatal(err)
-		}
-		if err := spend(); !errors.Is(err, ErrActionTokenUsed) {
-			t.Fatalf("second use: %v, want ErrActionTokenUsed", err)
-		}
-	})
-}
 
-// TestInsertInvoiceNamesTheHolder: a second invoice with a hash already held inserts nothing
-// and gets the record that holds it.
-func TestInsertInvoiceNamesTheHolder(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		e := newEnv(t, tg, Config{})
-		ctx := t.Context()
-		now := dbTime(time.Now())
-		first := &Transaction{ID: mustV7(), Source: SourceWorkflowWebhook, Quantity: 1, Status: StatusRejected, SourceXMLHash: "held", CreatedAt: now, UpdatedAt: now}
-		if holder, err := e.store.InsertInvoice(ctx, first, nil); err != nil || holder != nil {
-			t.Fatalf("first: holder %v, err %v", holder, err)
-		}
-		second := *first
-		second.ID = mustV7()
-		holder, err := e.store.InsertInvoice(ctx, &second, nil)
-		if err != nil || holder == nil || holder.ID != first.ID {
-			t.Fatalf("second: holder %+v, err %v; want the first record", holder, err)
-		}
-		if _, err := e.store.Get(ctx, second.ID); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("the second record was inserted: %v", err)
-		}
-	})
-}
-
-// TestUpdateSettlesAllOrNothing: Update writes the record only when the closure saves it,
-// writes the audit row with it, and rolls everything back when the closure fails.
-func TestUpdateSettlesAllOrNothing(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		e := newEnv(t, tg, Config{})
-		ctx := t.Context()
-		now := dbTime(time.Now())
-		rec := &Transaction{ID: mustV7(), Source: SourceDashboard, Quantity: 1, Status: StatusPending, CreatedAt: now, UpdatedAt: now}
-		if err := e.store.Insert(ctx, rec, nil); err != nil {
-			t.Fatal(err)
-		}
-		call := func() *CarrierCall {
-			return &CarrierCall{TransactionID: rec.ID, Function: carrier.FunctionTopup, Outcome: string(StatusSuccess), CreatedAt: now}
-		}
-		if _, err := e.store.Update(ctx, mustV7(), func(*Transaction) (Settlement, error) { return Settlement{}, nil }); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("unknown id: %v, want ErrNotFound", err)
-		}
-		boom := errors.New("boom")
-		_, err := e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
-			_ = t.Succeed(CarrierReply{})
-			return Settlement{Save: true, Call: call()}, boom
-		})
-		if !errors.Is(err, boom) {
-			t.Fatalf("failing closure: %v, want its error", err)
-		}
-		got, err := e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
-			_ = t.Succeed(CarrierReply{}) // not saved
-			return Settlement{Call: call()}, nil
-		})
-		if err != nil || got.Status != StatusPending {
-			t.Fatalf("audit only: %+v, %v; want the record as stored", got, err)
-		}
-		got, err = e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
-			if err := t.Succeed(CarrierReply{IDRecarga: "77"}); err != nil {
-				return Settlement{}, err
+		t.Run("unique keys by name", func(t *testing.T) {
+			ctx := t.Context()
+			if err := insert(ctx, tg.DB, record("EXT-1", "hash-1", StatusRejected)); err != nil {
+				t.Fatal(err)
 			}
-			n, _ := notificationFor(t, testOperations, now)
-			return Settlement{Save: true, Call: call(), Notice: &n}, nil
+			err := insert(ctx, tg.DB, record("EXT-2", "hash-1", StatusRejected))
+			if !sourceHashKey.Violated(err) || actionTokenKey.Violated(err) {
+				t.Fatalf("same hash: %v, want the source_xml_hash key alone", err)
+			}
+			err = insert(ctx, tg.DB, record("EXT-1", "hash-2", StatusRejected))
+			if err == nil || sourceHashKey.Violated(err) || actionTokenKey.Violated(err) {
+				t.Fatalf("same external id: %v, want a violation of neither key", err)
+			}
+			spend := func() error {
+				return e.store.Admit(ctx, record(carrier.NewExternalTransactionID(), "", StatusPending), Admission{
+					TokenID: "jti-once", TokenExpiresAt: now.Add(time.Minute), ThrottleLimit: 10, ThrottleWindow: time.Minute, Unlimited: true,
+				})
+			}
+			if err := spend(); err != nil {
+				t.Fatal(err)
+			}
+			if err := spend(); !errors.Is(err, ErrActionTokenUsed) {
+				t.Fatalf("second use: %v, want ErrActionTokenUsed", err)
+			}
 		})
-		if err != nil || got.Status != StatusSuccess || got.CarrierIDRecarga != "77" {
-			t.Fatalf("saved: %+v, %v", got, err)
-		}
-		stored, _ := e.store.Get(ctx, rec.ID)
-		calls, _ := e.store.CarrierCalls(ctx, rec.ID)
-		notes, _ := e.store.Notifications(ctx, rec.ID)
-		if stored.Status != StatusSuccess || len(calls) != 2 || len(notes) != 1 || notes[0].Kind != KindRechargeSuccess {
-			t.Fatalf("stored %s, %d calls, notifications %+v; want success, 2 calls (the failed closure's rolled back), 1 job", stored.Status, len(calls), notes)
-		}
+
+		t.Run("insert invoice names the holder", func(t *testing.T) {
+			ctx := t.Context()
+			first := record("", "held", StatusRejected)
+			if holder, err := e.store.InsertInvoice(ctx, first, nil); err != nil || holder != nil {
+				t.Fatalf("first: holder %v, err %v", holder, err)
+			}
+			second := record("", "held", StatusRejected)
+			holder, err := e.store.InsertInvoice(ctx, second, nil)
+			if err != nil || holder == nil || holder.ID != first.ID {
+				t.Fatalf("second: holder %+v, err %v; want the first record", holder, err)
+			}
+			if _, err := e.store.Get(ctx, second.ID); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("the second record was inserted: %v", err)
+			}
+		})
+
+		t.Run("update settles all or nothing", func(t *testing.T) {
+			ctx := t.Context()
+			rec := record("", "", StatusPending)
+			if err := e.store.Insert(ctx, rec, nil); err != nil {
+				t.Fatal(err)
+			}
+			call := func() *CarrierCall {
+				return &CarrierCall{TransactionID: rec.ID, Function: carrier.FunctionTopup, Outcome: string(StatusSuccess), CreatedAt: now}
+			}
+			if _, err := e.store.Update(ctx, mustV7(), func(*Transaction) (Settlement, error) { return Settlement{}, nil }); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("unknown id: %v, want ErrNotFound", err)
+			}
+			boom := errors.New("boom")
+			_, err := e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
+				_ = t.Succeed(CarrierReply{})
+				return Settlement{Save: true, Call: call()}, boom
+			})
+			if !errors.Is(err, boom) {
+				t.Fatalf("failing closure: %v, want its error", err)
+			}
+			got, err := e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
+				_ = t.Succeed(CarrierReply{}) // not saved
+				return Settlement{Call: call()}, nil
+			})
+			if err != nil || got.Status != StatusPending {
+				t.Fatalf("audit only: %+v, %v; want the record as stored", got, err)
+			}
+			got, err = e.store.Update(ctx, rec.ID, func(t *Transaction) (Settlement, error) {
+				if err := t.Succeed(CarrierReply{IDRecarga: "77"}); err != nil {
+					return Settlement{}, err
+				}
+				n, _ := notificationFor(t, testOperations, now)
+				return Settlement{Save: true, Call: call(), Notice: &n}, nil
+			})
+			if err != nil || got.Status != StatusSuccess || got.CarrierIDRecarga != "77" {
+				t.Fatalf("saved: %+v, %v", got, err)
+			}
+			stored, _ := e.store.Get(ctx, rec.ID)
+			calls, _ := e.store.CarrierCalls(ctx, rec.ID)
+			notes, _ := e.store.Notifications(ctx, rec.ID)
+			if stored.Status != StatusSuccess || len(calls) != 2 || len(notes) != 1 || notes[0].Kind != KindRechargeSuccess {
+				t.Fatalf("stored %s, %d calls, notifications %+v; want success, 2 calls (the failed closure's rolled back), 1 job", stored.Status, len(calls), notes)
+			}
+		})
 	})
 }
 
