@@ -119,9 +119,10 @@ func (e *DuplicateError) Error() string {
 
 func (e *DuplicateError) Unwrap() error { return ErrDuplicateInvoice }
 
-// CarrierError is a top-up that did not end in success: Transaction is the record in its new
-// status (failed or unavailable) and Err the carrier package's error (a *carrier.Error,
-// *carrier.FaultError or *carrier.TransportError, reached with errors.As/Is through this one).
+// CarrierError is a carrier call that did not succeed: for a top-up, Transaction is the record
+// in its new status (failed or unavailable); for a query the carrier did not answer, nil. Err
+// is the carrier package's error (a *carrier.Error, *carrier.FaultError or
+// *carrier.TransportError, reached with errors.As/Is through this one).
 type CarrierError struct {
 	Transaction *Transaction
 	Err         error
