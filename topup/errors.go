@@ -60,8 +60,8 @@ func (e *ThrottleError) Seconds() int  { return int((e.RetryAfter + time.Second 
 
 // FieldError is one broken field rule; Field is the JSON name.
 type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
+	Field   string
+	Message string
 }
 
 // ValidationError lists every broken field rule of a request. When the request was a webhook,
@@ -119,9 +119,10 @@ func (e *DuplicateError) Error() string {
 
 func (e *DuplicateError) Unwrap() error { return ErrDuplicateInvoice }
 
-// CarrierError is a top-up that did not end in success: Transaction is the record in its new
-// status (failed or unavailable) and Err the carrier package's error (a *carrier.Error,
-// *carrier.FaultError or *carrier.TransportError, reached with errors.As/Is through this one).
+// CarrierError is a carrier call that did not succeed: for a top-up, Transaction is the record
+// in its new status (failed or unavailable); for a query the carrier did not answer, nil. Err
+// is the carrier package's error (a *carrier.Error, *carrier.FaultError or
+// *carrier.TransportError, reached with errors.As/Is through this one).
 type CarrierError struct {
 	Transaction *Transaction
 	Err         error

@@ -61,8 +61,8 @@ func newEnvTimeout(t *testing.T, tg storagetest.Target, cfg Config, timeout time
 	if cfg.OperationsEmail == "" {
 		cfg.OperationsEmail = testOperations
 	}
-	store := NewStore(tg.DB)
-	svc, err := NewService(store, client, q, cfg, opts...)
+	store := NewStore(tg.DB, q)
+	svc, err := NewService(store, client, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

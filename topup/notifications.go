@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/uptrace/bun"
 )
 
 // NotificationQueue is the River queue every notification job goes to.
@@ -96,12 +95,6 @@ func (n Notification) Args() (river.JobArgs, error) {
 		return RechargeInvalidInvoiceArgs{n}, nil
 	}
 	return nil, fmt.Errorf("topup: unknown notification event %q", n.Event)
-}
-
-// Enqueuer inserts a job inside the caller's transaction, so that the job exists exactly when
-// the status change it announces is committed. *jobs.Queue satisfies it.
-type Enqueuer interface {
-	InsertTx(ctx context.Context, tx bun.Tx, args river.JobArgs, opts *river.InsertOpts) error
 }
 
 // Sender delivers one notification (the e-mail worker of the notifications issue). An error

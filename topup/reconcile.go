@@ -88,10 +88,13 @@ type QueryResult struct {
 // unavailable become success on a remote SUCCESS; failed becomes success on a remote SUCCESS
 // only with ChargeConfirmed; a local success that the carrier answers with ERROR is flagged
 // as an incident and stays success. A query whose offer_id is not the record's changes
-// nothing (the carrier's answer is about another pair). It creates no transaction.
+// nothing (the carrier's answer is about another pair). It creates no transaction. The
+// transitions apply to the record as it is when the answer arrives, locked while they are
+// settled with the audit of the exchange.
 //
 // A carrier answer, SUCCESS or ERROR, is a result (nil error). A fault or transport error is a
-// *CarrierError whose Transaction is the local record or nil.
+// *CarrierError without a Transaction (the exchange is audited on the local record, which does
+// not change).
 func (s *Service) QueryRecharge(ctx context.Context, r QueryRequest) (*QueryResult, error) {
 	var f fieldErrors
 	f.text("external_transaction_id", r.ExternalTransactionID, true, 64)
@@ -107,87 +110,68 @@ func (s *Service) QueryRecharge(ctx context.Context, r QueryRequest) (*QueryResu
 	}
 	ctx = context.WithoutCancel(ctx)
 	res, callErr := s.carrier.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: r.ExternalTransactionID, OfferID: r.OfferID})
-	outcome := carrier.Outcome(callErr)
+	outcome := callStatus(callErr)
 	out := &QueryResult{Remote: res, RemoteSuccess: callErr == nil}
-	if local == nil {
-		if outcome == carrier.OutcomeUnavailable {
-			return nil, &CarrierError{Err: callErr}
-		}
-		return out, nil
-	}
-	out.PreviousStatus = local.Status
-	// The carrier answers about the pair (external_transaction_id, offer_id): with another
-	// offer than the record's it answers ERROR ("wrong product for the query"), which says
-	// nothing about the top-up. Applying it would flag a false incident on a success.
-	applies := local.OfferID == "" || local.OfferID == r.OfferID
-	reply := replyOf(res, callErr)
-	call := callOf(local.ID, res, outcome, reply.Diagnostic, s.now())
-
-	// Retry on a concurrent change: the record may move between the read and the write
-	// (its top-up answering, the reconciler); the carrier's answer stays valid.
-	for attempt := 0; ; attempt++ {
-		next := *local
-		changed := false
-		switch {
-		case !applies:
-			out.Note = fmt.Sprintf("offer_id %s is not the transaction's (%s): the carrier's answer is not applied to it", r.OfferID, local.OfferID)
-		case outcome == carrier.OutcomeSuccess:
-			c, err := next.ConfirmRemoteSuccess(reply, r.ChargeConfirmed)
-			switch {
-			case errors.Is(err, ErrChargeNotConfirmed):
-				out.Note = "the carrier reports SUCCESS for a failed transaction: it becomes success only when the business confirms the charge (confirm_charge)"
-			case err != nil:
-				out.Note = fmt.Sprintf("the carrier reports SUCCESS; a %s transaction does not change", local.Status)
+	if local != nil {
+		reply := replyOf(res, callErr)
+		call := callOf(local.ID, res, outcome, reply.Diagnostic, s.now())
+		rec, err := s.store.Update(ctx, local.ID, func(t *Transaction) (Settlement, error) {
+			out.PreviousStatus = t.Status
+			if !s.applyQueryAnswer(t, r, outcome, reply, out) {
+				return Settlement{Call: call}, nil
 			}
-			changed = c
-		case outcome == carrier.OutcomeFailed:
-			note := "the carrier reports ERROR for a transaction that is success locally: operational incident, not downgraded"
-			if msg := cmp.Or(reply.Message, reply.SystemMessage); msg != "" {
-				note += " (" + msg + ")"
+			t.UpdatedAt = dbTime(s.now())
+			t.LastReconciledAt = bun.NullTime{Time: t.UpdatedAt}
+			st := Settlement{Save: true, Call: call}
+			if t.Status != out.PreviousStatus {
+				st.Notice = s.notice(t)
 			}
-			if next.FlagRemoteError(note) {
-				out.Note = note
-				changed = !local.Incident
-			}
-		}
-		if !changed {
-			if err := s.store.addCarrierCall(ctx, s.store.db, call); err != nil {
-				return nil, err
-			}
-			out.Transaction = local
-			break
-		}
-		next.UpdatedAt = dbTime(s.now())
-		next.LastReconciledAt = bun.NullTime{Time: next.UpdatedAt}
-		err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := s.store.compareAndSet(ctx, tx, &next, local.Status, time.Time{}); err != nil {
-				return err
-			}
-			if err := s.store.addCarrierCall(ctx, tx, call); err != nil {
-				return err
-			}
-			if next.Status != local.Status {
-				return s.notify(ctx, tx, &next)
-			}
-			return nil
+			return st, nil
 		})
-		if errors.Is(err, ErrConflict) && attempt < 3 {
-			if local, err = s.store.Get(ctx, local.ID); err != nil {
-				return nil, err
-			}
-			out.PreviousStatus = local.Status
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}
-		out.Transaction, out.Changed = &next, next.Status != local.Status
-		break
+		out.Transaction, out.Changed = rec, rec.Status != out.PreviousStatus
 	}
-	if outcome == carrier.OutcomeUnavailable {
-		return nil, &CarrierError{Transaction: out.Transaction, Err: callErr}
+	if outcome == StatusUnavailable {
+		return nil, &CarrierError{Err: callErr}
 	}
 	return out, nil
+}
+
+// applyQueryAnswer applies the carrier's answer to a query about t (outcome success: remote
+// SUCCESS; failed: remote ERROR) and reports whether t changed; out.Note explains an answer
+// that did not move the record, or a flagged incident.
+func (s *Service) applyQueryAnswer(t *Transaction, r QueryRequest, outcome Status, reply CarrierReply, out *QueryResult) bool {
+	// The carrier answers about the pair (external_transaction_id, offer_id): with another
+	// offer than the record's it answers ERROR ("wrong product for the query"), which says
+	// nothing about the top-up. Applying it would flag a false incident on a success.
+	if t.OfferID != "" && t.OfferID != r.OfferID {
+		out.Note = fmt.Sprintf("offer_id %s is not the transaction's (%s): the carrier's answer is not applied to it", r.OfferID, t.OfferID)
+		return false
+	}
+	switch outcome {
+	case StatusSuccess:
+		changed, err := t.ConfirmRemoteSuccess(reply, r.ChargeConfirmed)
+		switch {
+		case errors.Is(err, ErrChargeNotConfirmed):
+			out.Note = "the carrier reports SUCCESS for a failed transaction: it becomes success only when the business confirms the charge (confirm_charge)"
+		case err != nil:
+			out.Note = fmt.Sprintf("the carrier reports SUCCESS; a %s transaction does not change", t.Status)
+		}
+		return changed
+	case StatusFailed:
+		note := "the carrier reports ERROR for a transaction that is success locally: operational incident, not downgraded"
+		if msg := cmp.Or(reply.Message, reply.SystemMessage); msg != "" {
+			note += " (" + msg + ")"
+		}
+		wasIncident := t.Incident
+		if t.FlagRemoteError(note) {
+			out.Note = note
+			return !wasIncident
+		}
+	}
+	return false
 }
 
 // ReconcileReport counts what one pass did.
@@ -199,18 +183,9 @@ type ReconcileReport struct {
 	Unresolved int // the carrier could not be asked, or a retry did not succeed
 }
 
-// Reconcile runs one pass: it takes pending records older than PendingAfter and unavailable
-// ones older than RetryAfter, claims each (a compare-and-set on its status and updated_at, so
-// two instances never work one record), and asks the carrier first:
-//   - remote SUCCESS: the record becomes success (a late success);
-//   - remote ERROR (the carrier does not have it as a top-up; MENSAJE alone tells "not found"
-//     from other causes, so every ERROR counts): the top-up is sent again with the same
-//     external_transaction_id, which the carrier keys on, for an unavailable record while
-//     retry_count <= MaxRetries (moving it unavailable -> pending first), or for an abandoned
-//     pending one;
-//   - no answer (fault, timeout): nothing changes; the next pass asks again.
-//
-// A record is never made success without the carrier's SUCCESS.
+// Reconcile runs one pass of the reconciler (package doc, "Reconciler"): it claims each stale
+// record, asks the carrier about it first, and makes it success on a remote SUCCESS or sends
+// it again, with the same external_transaction_id, on a remote ERROR.
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	now := s.now()
@@ -233,82 +208,88 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-func (s *Service) reconcileOne(ctx context.Context, t *Transaction, rep *ReconcileReport) error {
-	claimed := *t
-	claimed.UpdatedAt = dbTime(s.now())
-	claimed.LastReconciledAt = bun.NullTime{Time: claimed.UpdatedAt}
-	if err := s.store.compareAndSet(ctx, s.store.db, &claimed, t.Status, t.UpdatedAt); errors.Is(err, ErrConflict) {
+func (s *Service) reconcileOne(ctx context.Context, seen *Transaction, rep *ReconcileReport) error {
+	// The claim: the record is still as the selection read it, and its updated_at moves, so
+	// that no other instance (nor the next pass) takes it meanwhile.
+	claimed, err := s.store.Update(ctx, seen.ID, func(t *Transaction) (Settlement, error) {
+		if t.Status != seen.Status || !t.UpdatedAt.Equal(seen.UpdatedAt) {
+			return Settlement{}, ErrConflict
+		}
+		t.UpdatedAt = dbTime(s.now())
+		t.LastReconciledAt = bun.NullTime{Time: t.UpdatedAt}
+		return Settlement{Save: true}, nil
+	})
+	if errors.Is(err, ErrConflict) {
 		return nil // another instance, or the record's own top-up, got there first
 	} else if err != nil {
 		return err
 	}
 	rep.Checked++
 	res, callErr := s.carrier.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: claimed.ExternalTransactionID, OfferID: claimed.OfferID})
-	outcome := carrier.Outcome(callErr)
+	outcome := callStatus(callErr)
 	reply := replyOf(res, callErr)
 	call := callOf(claimed.ID, res, outcome, reply.Diagnostic, s.now())
+	// ours: nobody moved the record since the claim. When someone did, the answer is only
+	// audited.
+	ours := func(t *Transaction) bool { return t.Status == claimed.Status && t.UpdatedAt.Equal(claimed.UpdatedAt) }
 
 	switch outcome {
-	case carrier.OutcomeSuccess:
-		next := claimed
-		if _, err := next.ConfirmRemoteSuccess(reply, false); err != nil {
-			return err
-		}
-		next.UpdatedAt = dbTime(s.now())
-		err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := s.store.compareAndSet(ctx, tx, &next, claimed.Status, claimed.UpdatedAt); err != nil {
-				return err
+	case StatusSuccess:
+		succeeded := false
+		_, err := s.store.Update(ctx, claimed.ID, func(t *Transaction) (Settlement, error) {
+			if !ours(t) {
+				return Settlement{Call: call}, nil
 			}
-			if err := s.store.addCarrierCall(ctx, tx, call); err != nil {
-				return err
+			if _, err := t.ConfirmRemoteSuccess(reply, false); err != nil {
+				return Settlement{}, err
 			}
-			return s.notify(ctx, tx, &next)
+			t.UpdatedAt = dbTime(s.now())
+			succeeded = true
+			return Settlement{Save: true, Call: call, Notice: s.notice(t)}, nil
 		})
-		if errors.Is(err, ErrConflict) {
-			return s.store.addCarrierCall(ctx, s.store.db, call)
-		}
-		if err == nil {
+		if err == nil && succeeded {
 			rep.Succeeded++
 		}
 		return err
 
-	case carrier.OutcomeFailed:
+	case StatusFailed:
 		// The carrier does not know the top-up: only now is it sent again, with the same
 		// external_transaction_id (the rule in doc.go, "Reconciler"; an issue requires it).
-		if err := s.store.addCarrierCall(ctx, s.store.db, call); err != nil {
-			return err
-		}
-		if claimed.Status == StatusUnavailable {
-			if s.cfg.Reconcile.MaxRetries < 0 || claimed.RetryCount > s.cfg.Reconcile.MaxRetries {
+		send, exhausted := false, false
+		rec, err := s.store.Update(ctx, claimed.ID, func(t *Transaction) (Settlement, error) {
+			st := Settlement{Call: call}
+			switch {
+			case !ours(t):
+			case t.Status != StatusUnavailable:
+				send = true // an abandoned pending record is sent as it is
+			case s.cfg.Reconcile.MaxRetries < 0 || t.RetryCount > s.cfg.Reconcile.MaxRetries:
 				// The last send was asked about (a late success of it would have been
 				// SUCCESS above) and the carrier does not have it: give up, so that the
 				// record leaves the selection instead of being queried every pass forever.
-				next := claimed
-				next.RetriesExhaustedAt = bun.NullTime{Time: dbTime(s.now())}
-				if err := s.store.compareAndSet(ctx, s.store.db, &next, StatusUnavailable, claimed.UpdatedAt); errors.Is(err, ErrConflict) {
-					return nil
-				} else if err != nil {
-					return err
+				t.RetriesExhaustedAt = bun.NullTime{Time: dbTime(s.now())}
+				st.Save, exhausted = true, true
+			default:
+				if err := t.Retry(); err != nil {
+					return Settlement{}, err
 				}
-				rep.Exhausted++
-				s.log.WarnContext(ctx, "topup: unavailable top-up has no retry left and the carrier does not have it; an operator must reconcile it",
-					"transaction_id", claimed.ID, "external_transaction_id", claimed.ExternalTransactionID, "retry_count", claimed.RetryCount)
-				return nil
+				t.UpdatedAt = dbTime(s.now())
+				st.Save, send = true, true
 			}
-			next := claimed
-			if err := next.Retry(); err != nil {
-				return err
-			}
-			next.UpdatedAt = dbTime(s.now())
-			if err := s.store.compareAndSet(ctx, s.store.db, &next, StatusUnavailable, claimed.UpdatedAt); errors.Is(err, ErrConflict) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			claimed = next
+			return st, nil
+		})
+		if err != nil {
+			return err
+		}
+		if exhausted {
+			rep.Exhausted++
+			s.log.WarnContext(ctx, "topup: unavailable top-up has no retry left and the carrier does not have it; an operator must reconcile it",
+				"transaction_id", claimed.ID, "external_transaction_id", claimed.ExternalTransactionID, "retry_count", claimed.RetryCount)
+		}
+		if !send {
+			return nil
 		}
 		rep.Retried++
-		done, err := s.execute(ctx, &claimed)
+		done, err := s.execute(ctx, rec)
 		var ce *CarrierError
 		switch {
 		case errors.As(err, &ce):
@@ -324,7 +305,10 @@ func (s *Service) reconcileOne(ctx context.Context, t *Transaction, rep *Reconci
 	default:
 		rep.Unresolved++
 		s.log.WarnContext(ctx, "topup: reconciler could not ask the carrier", "transaction_id", claimed.ID, "error", callErr)
-		return s.store.addCarrierCall(ctx, s.store.db, call)
+		_, err := s.store.Update(ctx, claimed.ID, func(*Transaction) (Settlement, error) {
+			return Settlement{Call: call}, nil
+		})
+		return err
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	_ "time/tzdata" // America/Guayaquil must load on machines without a zoneinfo database
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/carrier"
 )
@@ -58,7 +57,6 @@ type Config struct {
 type Service struct {
 	store    *Store
 	carrier  Carrier
-	queue    Enqueuer
 	cfg      Config
 	products *Products
 	zone     *time.Location
@@ -103,11 +101,10 @@ func WithExternalIDs(gen func() string) Option {
 	}
 }
 
-// NewService builds a Service. queue receives the notification jobs inside the transactions
-// of the status changes.
-func NewService(store *Store, c Carrier, queue Enqueuer, cfg Config, opts ...Option) (*Service, error) {
-	if store == nil || c == nil || queue == nil {
-		return nil, errors.New("topup: NewService needs a store, a carrier and a queue")
+// NewService builds a Service on store (which enqueues the notification jobs) and the SPR.
+func NewService(store *Store, c Carrier, cfg Config, opts ...Option) (*Service, error) {
+	if store == nil || c == nil {
+		return nil, errors.New("topup: NewService needs a store and a carrier")
 	}
 	cfg.DailyLimit = cmp.Or(cfg.DailyLimit, DefaultDailyLimit)
 	cfg.ThrottleLimit = cmp.Or(cfg.ThrottleLimit, DefaultThrottleLimit)
@@ -127,7 +124,7 @@ func NewService(store *Store, c Carrier, queue Enqueuer, cfg Config, opts ...Opt
 		return nil, fmt.Errorf("topup: %w", err)
 	}
 	s := &Service{
-		store: store, carrier: c, queue: queue, cfg: cfg, products: cfg.Products, zone: zone,
+		store: store, carrier: c, cfg: cfg, products: cfg.Products, zone: zone,
 		now: time.Now, newExtID: carrier.NewExternalTransactionID, log: slog.Default(),
 	}
 	if s.products == nil {
@@ -170,12 +167,9 @@ type ManualRequest struct {
 	Canton            string
 }
 
-// Recharge runs a manual top-up synchronously. In one transaction, serialised per user, it
-// spends the action token, takes a place in the throttle's window, checks the daily limit and
-// inserts the pending record; that commit happens before the SPR is called. A guard that
-// refuses rolls the whole transaction back: the token stays unspent and the request does not
-// count. The outcome is then written with a compare-and-set from pending, with its
-// notification in the same transaction.
+// Recharge runs a manual top-up synchronously: it validates the request, admits and inserts
+// the pending record with its guards ([Store.Admit]), commits, calls the SPR and settles the
+// outcome from pending with its audit and its notification ([Store.Update]).
 //
 // It returns the record and nil on success; the record and a *CarrierError when the carrier
 // refused (failed) or could not be reached (unavailable); nil and a *ValidationError,
@@ -212,34 +206,17 @@ func (s *Service) Recharge(ctx context.Context, r ManualRequest) (*Transaction, 
 		CreatedAt:             now,
 		UpdatedAt:             now,
 	}
-	var wait time.Duration
-	err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, r.Operator.UserID); err != nil {
-			return err
-		}
-		if err := s.store.useActionToken(ctx, tx, r.ActionToken.ID, r.Operator.UserID, r.ActionToken.ExpiresAt, now); err != nil {
-			return err
-		}
-		var err error
-		if wait, err = s.store.takeThrottle(ctx, tx, r.Operator.UserID, ThrottleGroup, s.cfg.ThrottleLimit, s.cfg.ThrottleWindow, now); err != nil {
-			return err
-		}
-		if !r.Operator.Unlimited {
-			from, to := s.day(now)
-			n, err := s.store.countManualSince(ctx, tx, r.Operator.UserID, from, to)
-			if err != nil {
-				return err
-			}
-			if n >= s.cfg.DailyLimit {
-				return ErrDailyLimit
-			}
-		}
-		return s.store.insert(ctx, tx, t)
-	})
-	if errors.Is(err, ErrThrottled) {
-		return nil, &ThrottleError{Limit: s.cfg.ThrottleLimit, Window: s.cfg.ThrottleWindow, RetryAfter: wait}
-	}
-	if err != nil {
+	from, to := s.day(now)
+	if err := s.store.Admit(ctx, t, Admission{
+		TokenID:        r.ActionToken.ID,
+		TokenExpiresAt: r.ActionToken.ExpiresAt,
+		ThrottleLimit:  s.cfg.ThrottleLimit,
+		ThrottleWindow: s.cfg.ThrottleWindow,
+		DailyLimit:     s.cfg.DailyLimit,
+		Unlimited:      r.Operator.Unlimited,
+		DayStart:       from,
+		DayEnd:         to,
+	}); err != nil {
 		return nil, err
 	}
 	return s.execute(ctx, t)
@@ -252,7 +229,8 @@ func (s *Service) day(t time.Time) (from, to time.Time) {
 	return from, from.AddDate(0, 0, 1)
 }
 
-// execute sends the top-up of a committed pending record and writes the outcome.
+// execute sends the top-up of a committed pending record and settles the outcome: the
+// transition, the audit of the exchange and the notification, in one transaction.
 func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, error) {
 	// The outcome must be written even when the caller goes away; the carrier client has its
 	// own deadline (CARRIER_TIMEOUT).
@@ -264,52 +242,46 @@ func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, er
 		SubscriberID:          t.SubscriberID,
 		Quantity:              t.Quantity,
 	})
-	outcome := carrier.Outcome(callErr)
+	outcome := callStatus(callErr)
 	reply := replyOf(res, callErr)
 	call := callOf(t.ID, res, outcome, reply.Diagnostic, s.now())
-
-	next := *t
-	switch outcome {
-	case carrier.OutcomeSuccess:
-		_ = next.Succeed(reply)
-	case carrier.OutcomeFailed:
-		_ = next.Fail(reply)
-	default:
-		_ = next.MakeUnavailable(reply)
-	}
-	next.UpdatedAt = dbTime(s.now())
-	err := s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.store.compareAndSet(ctx, tx, &next, StatusPending, time.Time{}); err != nil {
-			return err
+	rec, err := s.store.Update(ctx, t.ID, func(cur *Transaction) (Settlement, error) {
+		if cur.Status != StatusPending {
+			// Someone reconciled the record while the SPR answered (query-recharge or the
+			// reconciler saw a remote SUCCESS): keep the exchange for the audit and report the
+			// record as it now is.
+			return Settlement{Call: call}, nil
 		}
-		if err := s.store.addCarrierCall(ctx, tx, call); err != nil {
-			return err
+		switch outcome {
+		case StatusSuccess:
+			_ = cur.Succeed(reply)
+		case StatusFailed:
+			_ = cur.Fail(reply)
+		default:
+			_ = cur.MakeUnavailable(reply)
 		}
-		return s.notify(ctx, tx, &next)
+		cur.UpdatedAt = dbTime(s.now())
+		return Settlement{Save: true, Call: call, Notice: s.notice(cur)}, nil
 	})
-	if errors.Is(err, ErrConflict) {
-		// Someone reconciled the record while the SPR answered (query-recharge or the
-		// reconciler saw a remote SUCCESS). Keep the exchange for the audit and report the
-		// record as it now is.
-		if aerr := s.store.addCarrierCall(ctx, s.store.db, call); aerr != nil {
-			s.log.ErrorContext(ctx, "topup: audit of a top-up answer lost", "transaction_id", t.ID, "error", aerr)
-		}
-		cur, gerr := s.store.Get(ctx, t.ID)
-		if gerr != nil {
-			return nil, gerr
-		}
-		if cur.Status == StatusSuccess || callErr == nil {
-			return cur, nil
-		}
-		return cur, &CarrierError{Transaction: cur, Err: callErr}
-	}
 	if err != nil {
 		return nil, err
 	}
-	if callErr != nil {
-		return &next, &CarrierError{Transaction: &next, Err: callErr}
+	if rec.Status == StatusSuccess || callErr == nil {
+		return rec, nil
 	}
-	return &next, nil
+	return rec, &CarrierError{Transaction: rec, Err: callErr}
+}
+
+// callStatus is the status a carrier call's error gives a top-up (package doc, "Errors").
+func callStatus(err error) Status {
+	var refused *carrier.Error
+	switch {
+	case err == nil:
+		return StatusSuccess
+	case errors.As(err, &refused), errors.Is(err, carrier.ErrInvalidRequest):
+		return StatusFailed
+	}
+	return StatusUnavailable
 }
 
 // replyOf copies what the SPR said (or why it said nothing) for the record. The technical
@@ -329,14 +301,14 @@ func replyOf(res *carrier.Result, err error) CarrierReply {
 			ResponseXML:   string(res.Exchange.Response),
 		}
 	}
-	if err != nil && carrier.Outcome(err) == carrier.OutcomeUnavailable {
+	if callStatus(err) == StatusUnavailable {
 		r.Diagnostic = err.Error()
 	}
 	return r
 }
 
-func callOf(id uuid.UUID, res *carrier.Result, outcome, diagnostic string, now time.Time) *CarrierCall {
-	c := &CarrierCall{TransactionID: id, Outcome: outcome, Diagnostic: diagnostic, CreatedAt: dbTime(now)}
+func callOf(id uuid.UUID, res *carrier.Result, outcome Status, diagnostic string, now time.Time) *CarrierCall {
+	c := &CarrierCall{TransactionID: id, Outcome: string(outcome), Diagnostic: diagnostic, CreatedAt: dbTime(now)}
 	if res != nil {
 		c.Function = res.Exchange.Function
 		c.RequestXML = string(res.Exchange.Request)
@@ -346,18 +318,13 @@ func callOf(id uuid.UUID, res *carrier.Result, outcome, diagnostic string, now t
 	return c
 }
 
-// notify enqueues, inside tx, the job announcing t's current status, if the status announces
-// anything. The job is inserted even with no recipient: the worker skips those.
-func (s *Service) notify(ctx context.Context, tx bun.Tx, t *Transaction) error {
+// notice is the job announcing t's current status, nil when the status announces nothing.
+func (s *Service) notice(t *Transaction) *Notification {
 	n, ok := notificationFor(t, s.cfg.OperationsEmail, s.now())
 	if !ok {
 		return nil
 	}
-	args, err := n.Args()
-	if err != nil {
-		return err
-	}
-	return s.queue.InsertTx(ctx, tx, args, nil)
+	return &n
 }
 
 // Get returns a transaction.

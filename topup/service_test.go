@@ -542,7 +542,7 @@ func TestReconcile(t *testing.T) {
 		crashed := &Transaction{ID: mustV7(), ExternalTransactionID: carrier.NewExternalTransactionID(), ExternalOperation: OperationPines,
 			Source: SourceDashboard, SubscriberID: "593991234560", OfferID: "31", Quantity: 1, Canton: "1701", Status: StatusPending,
 			RequestedByUserID: op.UserID, CreatedAt: dbTime(now), UpdatedAt: dbTime(now)}
-		if err := e.store.insert(t.Context(), e.db, crashed); err != nil {
+		if err := e.store.Insert(t.Context(), crashed, nil); err != nil {
 			t.Fatal(err)
 		}
 

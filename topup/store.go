@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage"
 )
 
@@ -21,11 +21,17 @@ import (
 var (
 	// ErrNotFound: no transaction with that id (or external id).
 	ErrNotFound = errors.New("topup: transaction not found")
-	// ErrConflict: a compare-and-set found the record no longer in the status it was read in;
-	// someone else moved it first.
+	// ErrConflict: the record is no longer as it was read; someone else moved it first (a
+	// reconciler's claim that another instance, or the record's own top-up, won).
 	ErrConflict = errors.New("topup: transaction changed concurrently")
-	// errDuplicateHash: an insert hit the unique source_xml_hash.
-	errDuplicateHash = errors.New("topup: source_xml_hash already recorded")
+)
+
+// The unique keys the store relies on: the action token's single use and the webhook's
+// idempotency. PostgreSQL names an inline UNIQUE <table>_<column>_key and a primary key
+// <table>_pkey.
+var (
+	actionTokenKey = storage.Unique{Name: "topup_action_tokens_pkey", Table: "topup_action_tokens", Columns: []string{"jti"}}
+	sourceHashKey  = storage.Unique{Name: "topup_transactions_source_xml_hash_key", Table: "topup_transactions", Columns: []string{"source_xml_hash"}}
 )
 
 // CarrierCall is one exchange with the SPR about a transaction, PASSWORD masked.
@@ -74,24 +80,172 @@ func (f Filter) Normalize() Filter {
 	return f
 }
 
-// Store persists transactions and the guards' state. It is safe for concurrent use; every
+// Store persists transactions, their carrier-call audit, the guards' state and the
+// notification jobs. It owns every transaction: each method below is one, and a caller decides
+// inside Update's closure, never across a carrier call. It is safe for concurrent use; every
 // guard holds across several service instances on one database.
 type Store struct {
-	db *bun.DB
+	db    *bun.DB
+	queue *jobs.Queue
 }
 
-// NewStore returns a Store on db (migrated with Migrate).
-func NewStore(db *bun.DB) *Store { return &Store{db: db} }
+// NewStore returns a Store on db (migrated with Migrate and jobs.Migrate) that enqueues the
+// notification jobs on queue, in the transaction of the change each announces.
+func NewStore(db *bun.DB, queue *jobs.Queue) *Store { return &Store{db: db, queue: queue} }
 
-// dbNow is the store's clock truncated to what both engines keep (microseconds), so that a
-// time read back equals the one written and can serve in a compare-and-set.
+// dbTime is the store's clock truncated to what both engines keep (microseconds), so that a
+// time read back equals the one written and can serve in a comparison.
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-func (s *Store) insert(ctx context.Context, db bun.IDB, t *Transaction) error {
-	if _, err := db.NewInsert().Model(t).Exec(ctx); err != nil {
-		if storage.IsUniqueViolation(err) && t.SourceXMLHash != "" && strings.Contains(strings.ToLower(err.Error()), "source_xml_hash") {
-			return errDuplicateHash
+// Admission is what Admit checks: the action token (spent once), the throttle and the daily
+// limit (lifted by Unlimited).
+type Admission struct {
+	TokenID        string
+	TokenExpiresAt time.Time
+	ThrottleLimit  int
+	ThrottleWindow time.Duration
+	DailyLimit     int
+	Unlimited      bool
+	// Day is the calendar day whose manual top-ups DailyLimit counts: [DayStart, DayEnd).
+	DayStart, DayEnd time.Time
+}
+
+// Admit inserts t, a pending manual top-up of user t.RequestedByUserID requested at
+// t.CreatedAt, if it passes the guards (package doc, "Guards"), in one transaction serialised
+// per user; otherwise it inserts nothing and returns ErrActionTokenUsed, a *ThrottleError or
+// ErrDailyLimit.
+func (s *Store) Admit(ctx context.Context, t *Transaction, a Admission) error {
+	user, now := t.RequestedByUserID, t.CreatedAt
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockUser(ctx, tx, user); err != nil {
+			return err
 		}
+		if err := useActionToken(ctx, tx, a.TokenID, user, a.TokenExpiresAt, now); err != nil {
+			return err
+		}
+		if err := takeThrottle(ctx, tx, user, ThrottleGroup, a.ThrottleLimit, a.ThrottleWindow, now); err != nil {
+			return err
+		}
+		if !a.Unlimited {
+			n, err := countManualSince(ctx, tx, user, a.DayStart, a.DayEnd)
+			if err != nil {
+				return err
+			}
+			if n >= a.DailyLimit {
+				return ErrDailyLimit
+			}
+		}
+		return insert(ctx, tx, t)
+	})
+}
+
+// Insert inserts t and, in the same transaction, the job n announces (nil: none).
+func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := insert(ctx, tx, t); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, n)
+	})
+}
+
+// InsertInvoice inserts t, a record that holds its invoice's source_xml_hash, with the job n
+// announces (nil: none), unless a record already holds that hash: then it inserts nothing and
+// returns that record. The look-up and the insert run in one transaction, and the unique
+// source_xml_hash backs the look-up up: of concurrent inserts of one hash exactly one wins,
+// and the others get its record.
+func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notification) (holder *Transaction, err error) {
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		h, err := getWhere(ctx, tx, false, "source_xml_hash = ?", t.SourceXMLHash)
+		if err == nil {
+			holder = h
+			return nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := insert(ctx, tx, t); err != nil {
+			return err
+		}
+		return s.enqueue(ctx, tx, n)
+	})
+	if sourceHashKey.Violated(err) {
+		// A delivery of the same hash committed between the look-up and the insert. Read it
+		// after the transaction: PostgreSQL aborts a transaction at its first error.
+		return s.GetBySourceXMLHash(ctx, t.SourceXMLHash)
+	}
+	return holder, err
+}
+
+// Settlement is what an Update's closure decided besides the record's fields.
+type Settlement struct {
+	// Save writes the record as the closure left it; false leaves the row as it was.
+	Save bool
+	// Call, when not nil, is a carrier exchange to audit; it is written whatever Save says.
+	Call *CarrierCall
+	// Notice, when not nil, is enqueued on NotificationQueue: the job announcing the status the
+	// closure moved the record to.
+	Notice *Notification
+}
+
+// Update loads transaction id in a short transaction, locked (SELECT ... FOR UPDATE on
+// PostgreSQL; SQLite's write transaction already serialises), hands a copy to fn, and writes
+// what fn settled: the record when Save, the audit row and the notification job, all or
+// nothing. An error from fn rolls back and is returned as it is (ErrConflict for a claim that
+// lost). It returns the record as stored afterwards; ErrNotFound when there is none. fn runs
+// once, and must not touch the database (on SQLite the transaction holds the only connection).
+func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) (Settlement, error)) (*Transaction, error) {
+	var out *Transaction
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := getWhere(ctx, tx, true, "id = ?", id.String())
+		if err != nil {
+			return err
+		}
+		next := *cur
+		st, err := fn(&next)
+		if err != nil {
+			return err
+		}
+		out = cur
+		if st.Save {
+			res, err := tx.NewUpdate().Model(&next).ExcludeColumn("id", "created_at").Where("id = ?", id.String()).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("topup: update transaction: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				// Cannot happen while the row is locked; kept so that a lost update is loud.
+				return fmt.Errorf("topup: update transaction %s: %d rows (%v)", id, n, err)
+			}
+			out = &next
+		}
+		if st.Call != nil {
+			if _, err := tx.NewInsert().Model(st.Call).Exec(ctx); err != nil {
+				return fmt.Errorf("topup: record carrier call: %w", err)
+			}
+		}
+		return s.enqueue(ctx, tx, st.Notice)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// enqueue inserts, inside tx, the job of n (nil: none). The job is inserted even with no
+// recipient: the worker skips those.
+func (s *Store) enqueue(ctx context.Context, tx bun.Tx, n *Notification) error {
+	if n == nil {
+		return nil
+	}
+	args, err := n.Args()
+	if err != nil {
+		return err
+	}
+	return s.queue.InsertTx(ctx, tx, args, nil)
+}
+
+func insert(ctx context.Context, db bun.IDB, t *Transaction) error {
+	if _, err := db.NewInsert().Model(t).Exec(ctx); err != nil {
 		return fmt.Errorf("topup: insert transaction: %w", err)
 	}
 	return nil
@@ -99,22 +253,28 @@ func (s *Store) insert(ctx context.Context, db bun.IDB, t *Transaction) error {
 
 // Get returns the transaction with id.
 func (s *Store) Get(ctx context.Context, id uuid.UUID) (*Transaction, error) {
-	return s.getWhere(ctx, s.db, "id = ?", id.String())
+	return getWhere(ctx, s.db, false, "id = ?", id.String())
 }
 
 // GetByExternalID returns the transaction sent to the carrier with externalID.
 func (s *Store) GetByExternalID(ctx context.Context, externalID string) (*Transaction, error) {
-	return s.getWhere(ctx, s.db, "external_transaction_id = ?", externalID)
+	return getWhere(ctx, s.db, false, "external_transaction_id = ?", externalID)
 }
 
 // GetBySourceXMLHash returns the transaction that holds an invoice's hash.
 func (s *Store) GetBySourceXMLHash(ctx context.Context, hash string) (*Transaction, error) {
-	return s.getWhere(ctx, s.db, "source_xml_hash = ?", hash)
+	return getWhere(ctx, s.db, false, "source_xml_hash = ?", hash)
 }
 
-func (s *Store) getWhere(ctx context.Context, db bun.IDB, where string, arg any) (*Transaction, error) {
+// getWhere reads one transaction; forUpdate locks its row on PostgreSQL (SQLite rejects FOR
+// UPDATE, and its write transaction holds the whole database already).
+func getWhere(ctx context.Context, db bun.IDB, forUpdate bool, where string, arg any) (*Transaction, error) {
 	t := new(Transaction)
-	err := db.NewSelect().Model(t).Where(where, arg).Limit(1).Scan(ctx)
+	q := db.NewSelect().Model(t).Where(where, arg).Limit(1)
+	if forUpdate && storage.IsPostgres(db) {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -164,50 +324,17 @@ func (s *Store) CarrierCalls(ctx context.Context, id uuid.UUID) ([]CarrierCall, 
 	return out, nil
 }
 
-func (s *Store) addCarrierCall(ctx context.Context, db bun.IDB, c *CarrierCall) error {
-	if _, err := db.NewInsert().Model(c).Exec(ctx); err != nil {
-		return fmt.Errorf("topup: record carrier call: %w", err)
-	}
-	return nil
-}
-
-// compareAndSet writes t over the row that still has status from (and, when fromUpdated is
-// not zero, that updated_at), or returns ErrConflict.
-func (s *Store) compareAndSet(ctx context.Context, db bun.IDB, t *Transaction, from Status, fromUpdated time.Time) error {
-	q := db.NewUpdate().Model(t).ExcludeColumn("id", "created_at").
-		Where("id = ?", t.ID.String()).Where("status = ?", string(from))
-	if !fromUpdated.IsZero() {
-		q = q.Where("updated_at = ?", fromUpdated)
-	}
-	res, err := q.Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("topup: update transaction: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("topup: update transaction: %w", err)
-	}
-	if n != 1 {
-		return ErrConflict
-	}
-	return nil
-}
-
 // lockUser serialises the guard checks of one user across every connection and instance:
 // on PostgreSQL with a transaction-scoped advisory lock; SQLite's BEGIN IMMEDIATE
 // (_txlock=immediate) already serialises every writer.
 func lockUser(ctx context.Context, tx bun.Tx, userID string) error {
-	return lockKey(ctx, tx, "topup-user:"+userID)
-}
-
-func lockKey(ctx context.Context, tx bun.Tx, key string) error {
 	if !storage.IsPostgres(tx) {
 		return nil
 	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(key))
+	_, _ = h.Write([]byte("topup-user:" + userID))
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(h.Sum64())); err != nil {
-		return fmt.Errorf("topup: lock %s: %w", key, err)
+		return fmt.Errorf("topup: lock user %s: %w", userID, err)
 	}
 	return nil
 }
@@ -223,29 +350,30 @@ type throttleHit struct {
 }
 
 // takeThrottle admits one request of userID in group when fewer than limit were admitted in
-// the window ending now; otherwise it reports how long until the oldest one leaves the window.
+// the window ending now; otherwise it returns a *ThrottleError with the time until the oldest
+// one leaves the window.
 //
 // The caller holds lockUser for userID in tx, so that two requests of one user cannot both
 // see a free place.
-func (s *Store) takeThrottle(ctx context.Context, tx bun.Tx, userID, group string, limit int, window time.Duration, now time.Time) (retryAfter time.Duration, err error) {
+func takeThrottle(ctx context.Context, tx bun.Tx, userID, group string, limit int, window time.Duration, now time.Time) error {
 	since := dbTime(now.Add(-window))
 	if _, err := tx.NewDelete().Model((*throttleHit)(nil)).
 		Where("user_id = ? AND grp = ? AND hit_at <= ?", userID, group, since).Exec(ctx); err != nil {
-		return 0, fmt.Errorf("topup: throttle: %w", err)
+		return fmt.Errorf("topup: throttle: %w", err)
 	}
 	var hits []throttleHit
 	if err := tx.NewSelect().Model(&hits).Where("user_id = ? AND grp = ? AND hit_at > ?", userID, group, since).
 		OrderExpr("hit_at ASC").Scan(ctx); err != nil {
-		return 0, fmt.Errorf("topup: throttle: %w", err)
+		return fmt.Errorf("topup: throttle: %w", err)
 	}
 	if len(hits) >= limit {
 		wait := hits[len(hits)-limit].HitAt.Add(window).Sub(now)
-		return max(wait, time.Second), ErrThrottled
+		return &ThrottleError{Limit: limit, Window: window, RetryAfter: max(wait, time.Second)}
 	}
 	if _, err := tx.NewInsert().Model(&throttleHit{UserID: userID, Group: group, HitAt: dbTime(now)}).Exec(ctx); err != nil {
-		return 0, fmt.Errorf("topup: throttle: %w", err)
+		return fmt.Errorf("topup: throttle: %w", err)
 	}
-	return 0, nil
+	return nil
 }
 
 // actionTokenUse records the single use of an action token.
@@ -260,9 +388,9 @@ type actionTokenUse struct {
 
 // useActionToken records jti as used, or returns ErrActionTokenUsed. The primary key makes a
 // second use fail even when two requests race on two instances.
-func (s *Store) useActionToken(ctx context.Context, tx bun.Tx, jti, userID string, expiresAt, now time.Time) error {
+func useActionToken(ctx context.Context, tx bun.Tx, jti, userID string, expiresAt, now time.Time) error {
 	_, err := tx.NewInsert().Model(&actionTokenUse{JTI: jti, UserID: userID, UsedAt: dbTime(now), ExpiresAt: dbTime(expiresAt)}).Exec(ctx)
-	if storage.IsUniqueViolation(err) {
+	if actionTokenKey.Violated(err) {
 		return ErrActionTokenUsed
 	}
 	if err != nil {
@@ -272,7 +400,7 @@ func (s *Store) useActionToken(ctx context.Context, tx bun.Tx, jti, userID strin
 }
 
 // countManualSince counts the manual top-ups userID requested in [from, to).
-func (s *Store) countManualSince(ctx context.Context, tx bun.Tx, userID string, from, to time.Time) (int, error) {
+func countManualSince(ctx context.Context, tx bun.Tx, userID string, from, to time.Time) (int, error) {
 	n, err := tx.NewSelect().Model((*Transaction)(nil)).
 		Where("requested_by_user_id = ?", userID).
 		Where("source = ?", string(SourceDashboard)).
@@ -327,34 +455,18 @@ type NotificationJob struct {
 // Notifications returns the notification jobs of transaction id that River still holds,
 // oldest first.
 func (s *Store) Notifications(ctx context.Context, id uuid.UUID) ([]NotificationJob, error) {
-	q := `SELECT id, kind, state, attempt, CAST(args AS TEXT) FROM river_job
-		WHERE queue = ? AND json_extract(CAST(args AS TEXT), '$.transaction_id') = ? ORDER BY id`
-	if storage.IsPostgres(s.db) {
-		q = `SELECT id, kind, state::text, attempt, args::text FROM river_job
-			WHERE queue = ? AND args->>'transaction_id' = ? ORDER BY id`
-	}
-	rows, err := s.db.QueryContext(ctx, q, NotificationQueue, id.String())
+	rows, err := s.queue.JobsWithArg(ctx, NotificationQueue, "transaction_id", id.String())
 	if err != nil {
 		return nil, fmt.Errorf("topup: read notifications: %w", err)
 	}
-	defer rows.Close()
-	var out []NotificationJob
-	for rows.Next() {
-		var (
-			j    NotificationJob
-			args string
-		)
-		if err := rows.Scan(&j.ID, &j.Kind, &j.State, &j.Attempt, &args); err != nil {
-			return nil, fmt.Errorf("topup: read notifications: %w", err)
-		}
+	out := make([]NotificationJob, 0, len(rows))
+	for _, r := range rows {
+		j := NotificationJob{ID: r.ID, Kind: r.Kind, State: string(r.State), Attempt: r.Attempt}
 		var n Notification
-		if err := json.Unmarshal([]byte(args), &n); err == nil {
+		if err := json.Unmarshal(r.EncodedArgs, &n); err == nil {
 			j.Recipients, j.OccurredAt = n.Recipients, n.OccurredAt
 		}
 		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("topup: read notifications: %w", err)
 	}
 	return out, nil
 }

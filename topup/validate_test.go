@@ -1,10 +1,14 @@
 package topup
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
 // TestWebhookAmountRule: amount is required, positive and bounded. The bounds are checked
@@ -46,4 +50,63 @@ func TestWebhookAmountRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInvalidRequestsAreValidationErrors: the service, called from Go, refuses a request that
+// breaks a field rule with a *ValidationError naming the field, before anything reaches the
+// carrier (a webhook's is also recorded rejected, which TestWebhook checks).
+func TestInvalidRequestsAreValidationErrors(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, Config{ThrottleLimit: 100})
+		op := operator("invalid")
+		manualWith := func(change func(*ManualRequest)) func() error {
+			return func() error {
+				r := manual(op, "593991234567")
+				change(&r)
+				_, err := e.svc.Recharge(t.Context(), r)
+				return err
+			}
+		}
+		minusOne := decimal.RequireFromString("-1")
+		cases := []struct {
+			name  string
+			call  func() error
+			field string
+		}{
+			{"manual, quantity 0", manualWith(func(r *ManualRequest) { r.Quantity = 0 }), "quantity"},
+			{"manual, quantity above the maximum", manualWith(func(r *ManualRequest) { r.Quantity = MaxQuantity + 1 }), "quantity"},
+			{"manual, subscriber of another carrier", manualWith(func(r *ManualRequest) { r.SubscriberID = "593771234567" }), "subscriber_id"},
+			{"manual, subscriber with a blank", manualWith(func(r *ManualRequest) { r.SubscriberID = " 593991234567" }), "subscriber_id"},
+			{"manual, no offer", manualWith(func(r *ManualRequest) { r.OfferID = "" }), "offer_id"},
+			{"manual, unknown operation", manualWith(func(r *ManualRequest) { r.ExternalOperation = "RECARGA_OTRA" }), "external_operation"},
+			{"manual, canton of 3 digits", manualWith(func(r *ManualRequest) { r.Canton = "170" }), "canton"},
+			{"webhook, negative amount", func() error {
+				_, err := e.svc.Webhook(t.Context(), WebhookRequest{
+					InvoiceNumber: "001-001-000000777", ProductCode: "RECCARRIER5", SubscriberID: "593991234567",
+					Amount: &minusOne, SourceXMLHash: "negative-amount", Payload: []byte(`{}`),
+				})
+				return err
+			}, "amount"},
+			{"query, no offer", func() error {
+				_, err := e.svc.QueryRecharge(t.Context(), QueryRequest{ExternalTransactionID: "X"})
+				return err
+			}, "offer_id"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				calls := e.spr.Calls(carrier.FunctionTopup) + e.spr.Calls(carrier.FunctionQueryRecharge)
+				err := c.call()
+				var ve *ValidationError
+				if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidRequest) {
+					t.Fatalf("err = %T %v, want *ValidationError", err, err)
+				}
+				if len(ve.Fields) != 1 || ve.Fields[0].Field != c.field {
+					t.Fatalf("fields = %+v, want one problem about %s", ve.Fields, c.field)
+				}
+				if e.spr.Calls(carrier.FunctionTopup)+e.spr.Calls(carrier.FunctionQueryRecharge) != calls {
+					t.Fatal("an invalid request reached the carrier")
+				}
+			})
+		}
+	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
 )
 
 // WebhookRequest is POST /webhook/invoice-recharge. Payload is the request body as received
@@ -31,11 +30,7 @@ type WebhookRequest struct {
 	Problems []FieldError
 }
 
-// validate checks the field rules. The decisions where the specification is silent:
-// invoice_number, product_code, subscriber_id, amount and source_xml_hash are required;
-// invoice_code, notification_email and canton are optional; source_xml_hash is expected to be
-// a SHA-256 in hex (compared case-insensitively) but any visible token up to 128 characters is
-// accepted as the idempotency key; amount is positive.
+// validate checks the field rules (package doc, "Webhook") and reports which fields passed.
 func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 	var f fieldErrors
 	ok := map[string]bool{
@@ -78,23 +73,12 @@ func (r WebhookRequest) validate() (fieldErrors, map[string]bool) {
 	return f, ok
 }
 
-// Webhook runs an automatic top-up for an invoice the workflow tool parsed.
-//
-// It returns the record and nil when the invoice was processed, whatever the carrier said:
-// success, failed or unavailable (the service owns the retries). Otherwise nothing reaches the
-// carrier and it returns:
-//   - *ValidationError (ErrInvalidRequest) for a broken field rule, with the record kept
-//     rejected (reason INVALID_PAYLOAD) and the invalid-invoice job enqueued;
-//   - *DuplicateError (ErrDuplicateInvoice) when source_xml_hash was already recorded, with a
-//     rejected record of the repeated delivery (reason DUPLICATE_SOURCE_XML_HASH); idempotency
-//     is by the hash alone, so the same invoice_number under another hash is a new top-up;
-//   - *RejectedError (ErrRejected) for a product without mapping (PRODUCT_NOT_MAPPED) or an
-//     amount more than AmountTolerance away from the mapped one (AMOUNT_MISMATCH).
-//
-// The record of a processed invoice is inserted pending, with its hash, and committed before
-// the carrier is called; the look-up of the hash and the insert run in one transaction, and
-// the unique source_xml_hash backs the look-up up, so concurrent deliveries of one hash
-// produce exactly one record and one carrier call.
+// Webhook runs an automatic top-up for an invoice the workflow tool parsed (the rules are the
+// package doc's, "Webhook"). It returns the record and nil when the invoice was processed,
+// whatever the carrier said: success, failed or unavailable (the service owns the retries).
+// Otherwise nothing reaches the carrier, the delivery is recorded rejected, and it returns a
+// *ValidationError (broken field rule), a *DuplicateError (source_xml_hash already recorded)
+// or a *RejectedError (no mapping, amount mismatch).
 func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, error) {
 	r.SourceXMLHash = normalizeHash(r.SourceXMLHash)
 	fields, ok := r.validate()
@@ -132,15 +116,14 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		rec := base
 		rec.Status = StatusRejected
 		rec.RejectionReason = ReasonInvalidPayload + ": " + describeFields(fields)
-		if err := s.insertAnnounced(ctx, &rec); err != nil {
+		if err := s.store.Insert(ctx, &rec, s.notice(&rec)); err != nil {
 			return nil, err
 		}
 		return nil, &ValidationError{Fields: fields, Transaction: &rec}
 	}
 
-	// The hash is looked up in the transaction of the insert (insertInvoice), after the
-	// mapping: a repeated delivery is a duplicate whatever its
-	// mapping says.
+	// The hash is looked up in the transaction of the insert (Store.InsertInvoice), after the
+	// mapping: a repeated delivery is a duplicate whatever its mapping says.
 	base.SourceXMLHash = r.SourceXMLHash
 
 	product, mapped := s.products.Lookup(base.ProductCode)
@@ -159,8 +142,12 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 			r.Amount.StringFixed(2), product.Amount.StringFixed(2), product.ProductCode)
 	}
 	if base.Status == StatusRejected {
-		if orig, err := s.insertInvoice(ctx, &base, true); err != nil {
-			return nil, s.duplicateOf(ctx, base, orig, err)
+		holder, err := s.store.InsertInvoice(ctx, &base, s.notice(&base))
+		if err != nil {
+			return nil, err
+		}
+		if holder != nil {
+			return nil, s.duplicate(ctx, base, holder)
 		}
 		return nil, &RejectedError{Transaction: &base, Detail: base.rejectionDetail}
 	}
@@ -170,8 +157,12 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 	t.OfferID = product.OfferID
 	t.ExternalOperation = product.ExternalOperation
 	t.ExternalTransactionID = s.newExtID()
-	if orig, err := s.insertInvoice(ctx, &t, false); err != nil {
-		return nil, s.duplicateOf(ctx, base, orig, err)
+	holder, err := s.store.InsertInvoice(ctx, &t, nil)
+	if err != nil {
+		return nil, err
+	}
+	if holder != nil {
+		return nil, s.duplicate(ctx, base, holder)
 	}
 	rec, err := s.execute(ctx, &t)
 	var ce *CarrierError
@@ -179,58 +170,6 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		return ce.Transaction, nil
 	}
 	return rec, err
-}
-
-// insertAnnounced inserts t with the job announcing its status in one transaction.
-func (s *Service) insertAnnounced(ctx context.Context, t *Transaction) error {
-	return s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.store.insert(ctx, tx, t); err != nil {
-			return err
-		}
-		return s.notify(ctx, tx, t)
-	})
-}
-
-// insertInvoice inserts t, a record that holds its invoice's source_xml_hash (pending, or
-// rejected for its mapping or amount, then with its job when announce), unless a record
-// already holds that hash: then errDuplicateHash, orig being that record (nil when only the
-// unique index caught a concurrent insert). The invoice number is not looked at: the same
-// invoice_number under another hash is a new top-up (the specification's idempotency is by
-// source_xml_hash alone).
-func (s *Service) insertInvoice(ctx context.Context, t *Transaction, announce bool) (orig *Transaction, err error) {
-	err = s.store.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		o, err := s.store.getWhere(ctx, tx, "source_xml_hash = ?", t.SourceXMLHash)
-		if err == nil {
-			orig = o
-			return errDuplicateHash
-		} else if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if err := s.store.insert(ctx, tx, t); err != nil {
-			return err
-		}
-		if announce {
-			return s.notify(ctx, tx, t)
-		}
-		return nil
-	})
-	return orig, err
-}
-
-// duplicateOf turns insertInvoice's refusal into the recorded rejection and its
-// *DuplicateError; other errors pass through.
-func (s *Service) duplicateOf(ctx context.Context, base Transaction, orig *Transaction, err error) error {
-	if !errors.Is(err, errDuplicateHash) {
-		return err
-	}
-	if orig == nil {
-		// Two deliveries of one hash raced past the look-up: the unique index refused the
-		// second.
-		if orig, err = s.store.GetBySourceXMLHash(ctx, base.SourceXMLHash); err != nil {
-			return err
-		}
-	}
-	return s.duplicate(ctx, base, orig)
 }
 
 // duplicate records a repeated delivery of an invoice as rejected (the specification's table)
@@ -242,7 +181,7 @@ func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transac
 	rec.SourceXMLHash = ""
 	rec.Status = StatusRejected
 	rec.RejectionReason = fmt.Sprintf("%s: invoice already processed by transaction %s", ReasonDuplicate, orig.ID)
-	if err := s.insertAnnounced(ctx, &rec); err != nil {
+	if err := s.store.Insert(ctx, &rec, s.notice(&rec)); err != nil {
 		return err
 	}
 	return &DuplicateError{Original: orig, Transaction: &rec, Reason: ReasonDuplicate}
@@ -327,7 +266,7 @@ func (s *Service) Ignore(ctx context.Context, r IgnoredRequest) (*Transaction, e
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}
-	if err := s.store.insert(ctx, s.store.db, t); err != nil {
+	if err := s.store.Insert(ctx, t, nil); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -69,7 +69,9 @@
 // state "discarded" and the error of every attempt in its errors column (kept 7 days, River's
 // DiscardedJobRetentionPeriod), so nothing is lost silently. Every failed attempt is logged at
 // Warn and the last one at Error, without the job's args. [Queue.JobsByState] lists jobs in a
-// state for an operator or a test, e.g. rivertype.JobStateDiscarded. A job whose worker
+// state for an operator or a test, e.g. rivertype.JobStateDiscarded; [Queue.JobsWithArg] lists
+// the jobs of a queue whose args name one thing (a transaction's notifications), with River's
+// JobList and a predicate in the engine's SQL, so that no other package queries River's tables. A job whose worker
 // process died mid-run is returned to the queue by the leader after one hour
 // (River's RescueStuckJobsAfter). Completed jobs are deleted after 24 h.
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -61,8 +62,9 @@ type Config struct {
 
 // Queue is a River client bound to the service's database. It is safe for concurrent use.
 type Queue struct {
-	client  *river.Client[*sql.Tx]
-	working bool
+	client   *river.Client[*sql.Tx]
+	working  bool
+	postgres bool
 }
 
 // New builds a Queue on db, which must be the *bun.DB returned by storage.Open (PostgreSQL or
@@ -110,7 +112,7 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return &Queue{client: client, working: len(cfg.Queues) > 0}, nil
+	return &Queue{client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db)}, nil
 }
 
 // driver picks River's database/sql driver for the engine behind db. Both take *sql.Tx, which
@@ -207,6 +209,49 @@ func (q *Queue) JobsByState(ctx context.Context, state rivertype.JobState, limit
 		return nil, fmt.Errorf("jobs: list %s jobs: %w", state, err)
 	}
 	return res.Jobs, nil
+}
+
+// argMember is what JobsWithArg takes as a member name: it becomes part of a JSON path on
+// SQLite, so only plain names.
+var argMember = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// jobListPage is how many jobs one JobList query of JobsWithArg reads (a variable so that a
+// test can page with fewer jobs).
+var jobListPage = 1000
+
+// JobsWithArg lists the jobs of queue whose args hold the string value in their top-level
+// member named member, oldest first, in every state River still keeps them in (completed jobs
+// 24 h, discarded ones 7 days), e.g. JobsWithArg(ctx, "recharge-notifications",
+// "transaction_id", id). member is a plain name (letters, digits, '_') of a string member.
+func (q *Queue) JobsWithArg(ctx context.Context, queue, member, value string) ([]*rivertype.JobRow, error) {
+	if !argMember.MatchString(member) {
+		return nil, fmt.Errorf("jobs: list by arg: member %q is not a plain name", member)
+	}
+	// River's JobList takes a predicate in the engine's own SQL: jsonb's ->> on PostgreSQL;
+	// on SQLite args is a BLOB of JSON text, read through json_extract.
+	where := "args ->> CAST(@arg_member AS text) = @arg_value"
+	named := river.NamedArgs{"arg_member": member, "arg_value": value}
+	if !q.postgres {
+		where = "json_extract(CAST(args AS TEXT), @arg_path) = @arg_value"
+		named = river.NamedArgs{"arg_path": "$." + member, "arg_value": value}
+	}
+	first := river.NewJobListParams().Queues(queue).Where(where, named).
+		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(jobListPage)
+	params := first
+	var out []*rivertype.JobRow
+	for {
+		res, err := q.client.JobList(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: list %s jobs by %s: %w", queue, member, err)
+		}
+		out = append(out, res.Jobs...)
+		if len(res.Jobs) < jobListPage {
+			return out, nil
+		}
+		// From the first page's params each time: River adds the cursor's predicate to the
+		// params it is given, so params chained page after page would carry it twice.
+		params = first.After(res.LastCursor)
+	}
 }
 
 // Client returns the underlying River client, for what this package does not wrap (job

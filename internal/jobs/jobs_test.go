@@ -540,3 +540,58 @@ func TestExponentialBackoffDelay(t *testing.T) {
 		t.Errorf("after a third failure NextRetry is %s away, want 4m (1m doubled twice)", wait)
 	}
 }
+
+// refArgs is a job whose args hold the ref that JobsWithArg looks for, on another queue.
+type refArgs struct {
+	Ref   string `json:"ref"`
+	Other string `json:"other"`
+}
+
+func (refArgs) Kind() string { return "ref-kind" }
+
+// TestJobsWithArg: the jobs of one queue whose args hold a value in a member, oldest first,
+// whatever their state, over several pages; a rolled-back job, another queue, another member
+// or a value in another case are not listed.
+func TestJobsWithArg(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		setup(t, tg.DB)
+		defer jobs.SetJobListPage(2)()
+		q, err := jobs.New(tg.DB, nil, jobs.Config{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		insert := func(args river.JobArgs, queue string) {
+			t.Helper()
+			if err := q.Insert(ctx, args, &river.InsertOpts{Queue: queue}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 5 {
+			insert(refArgs{Ref: "r-1"}, testQueue)
+		}
+		insert(refArgs{Ref: "r-1"}, "other-queue")
+		insert(refArgs{Ref: "r-2", Other: "r-1"}, testQueue)
+		insert(refArgs{Ref: "R-1"}, testQueue)
+		insertTopupWithJob(t, tg.DB, q, "r-1", false) // {"ref":"r-1"} on testQueue, rolled back
+
+		got, err := q.JobsWithArg(ctx, testQueue, "ref", "r-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 5 {
+			t.Fatalf("%d jobs, want the 5 of r-1 on %s", len(got), testQueue)
+		}
+		for i, j := range got {
+			if j.Queue != testQueue || string(j.EncodedArgs) == "" || (i > 0 && j.ID <= got[i-1].ID) {
+				t.Fatalf("job %d: %+v (want %s, oldest first)", i, j, testQueue)
+			}
+		}
+		if got, err := q.JobsWithArg(ctx, testQueue, "ref", "nobody"); err != nil || len(got) != 0 {
+			t.Fatalf("unknown value: %v, %v", got, err)
+		}
+		if _, err := q.JobsWithArg(ctx, testQueue, "ref') OR 1=1 --", "r-1"); err == nil {
+			t.Fatal("a member that is not a plain name was accepted")
+		}
+	})
+}

@@ -19,8 +19,8 @@ import (
 // database, with 1 and with 8 concurrent clients. It reports top-ups per second, the median and
 // p99 latency seen by the client, the same for a bare carrier.Client.Topup against the same fake
 // with the same concurrency, and the service's share (median and p99 of the webhook minus those
-// of the bare call): validation, the idempotency check, the pending insert and its commit, the outcome's
-// compare-and-set with its audit row and notification job, and the HTTP layers.
+// of the bare call): validation, the idempotency check, the pending insert and its commit, the outcome settled
+// under a row lock with its audit row and notification job, and the HTTP layers.
 //
 //	TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable \
 //	  go test -run '^$' -bench WebhookTopup -benchtime 2000x ./services/topup

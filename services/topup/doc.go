@@ -1,10 +1,14 @@
 // Command topup is the top-up service (specification topup-service.md): manual and automatic
 // (webhook) prepaid top-ups at the carrier's SPR, transaction queries, reconciliation and
 // inventory, on port 3004 (PORT) under /api/v1/recargas. The domain is package topup; this is
-// its HTTP shell: it decodes, calls the domain and encodes.
+// its HTTP shell: it decodes JSON into the domain's inputs, calls the domain and encodes.
 //
-//	topup            serve (migrations are applied at start)
-//	topup migrate    apply the migrations (topup_migrations and River's tables) and exit
+//	topup            migrate the database, then serve until SIGTERM
+//	topup migrate    migrate the database (topup_migrations and River's tables) and exit
+//
+// run opens the database (storage.Open) and migrates it for every command; to serve, it builds
+// the instance with newServer(ctx, cfg, deps{DB, Logger, ...}), listens on cfg.Addr() and calls
+// serve, which also runs the reconciler. newServer neither opens nor closes the database.
 //
 // # Configuration
 //
@@ -29,7 +33,8 @@
 //
 // # Statuses
 //
-// statusOf (errors.go) is the one function from domain and SDK errors to statuses: 400 invalid
+// errorAnswer (errors.go) is the one function from domain and SDK errors to status and body,
+// written by the routes' error handler; handlers return errors or success bodies. 400 invalid
 // body; 401 credentials, and an action token that is invalid, expired, another user's,
 // already used, or with a jti or sub the store cannot keep (over 200/100 bytes, NUL); 403 missing permission; 404 unknown transaction; 409 repeated
 // source_xml_hash; 422 a top-up the carrier refused (failed) and a webhook invoice recorded
@@ -86,6 +91,6 @@
 // # Notifications
 //
 // The jobs are inserted on recharge-notifications in the transaction of each status change.
-// A process started with options.Sender works the queue (topup.AddNotificationWorkers); main
-// passes none until the e-mail sender exists, so this process only inserts.
+// A process built with deps.Sender works the queue (topup.AddNotificationWorkers); run passes
+// none until the e-mail sender exists, so this process only inserts.
 package main

@@ -12,11 +12,12 @@ import (
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
 	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/storage/storagetest"
 	"github.com/platform/integrations/topup"
 )
 
-func TestStatusOf(t *testing.T) {
+func TestErrorAnswer(t *testing.T) {
 	rec := &topup.Transaction{}
 	timeout := &carrier.TransportError{Op: carrier.FunctionTopup, Err: context.DeadlineExceeded}
 	refused := &carrier.TransportError{Op: carrier.FunctionTopup, Err: errors.New("connection refused")}
@@ -49,18 +50,18 @@ func TestStatusOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := statusOf(c.err); got != c.want {
-				t.Fatalf("statusOf = %d, want %d", got, c.want)
+			got, body := errorAnswer(c.err)
+			if got != c.want {
+				t.Fatalf("errorAnswer status = %d, want %d", got, c.want)
 			}
-			he := mapError(c.err)
 			if c.want == http.StatusInternalServerError {
-				if he != nil {
-					t.Fatalf("mapError gave %+v for an unknown error; want nil (httpx answers a bare 500)", he)
+				if body != nil {
+					t.Fatalf("errorAnswer gave %+v for an unknown error; want no body (httpx answers a bare 500)", body)
 				}
 				return
 			}
-			if he == nil || he.Status != c.want {
-				t.Fatalf("mapError = %+v, want status %d", he, c.want)
+			if env, isEnvelope := body.(httpx.Envelope); body == nil || isEnvelope && env.StatusCode != c.want {
+				t.Fatalf("errorAnswer body = %+v, want an answer of status %d", body, c.want)
 			}
 		})
 	}

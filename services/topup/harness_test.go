@@ -20,6 +20,7 @@ import (
 	"github.com/platform/integrations/carrier/carriertest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 	"github.com/platform/integrations/topup"
 )
@@ -119,22 +120,30 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := loadSettings(cfg.Recargas)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Tests keep the logs for the PASSWORD check; benchmarks measure the service without them.
 	logger := slog.New(slog.NewTextHandler(&s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if _, bench := t.(*testing.B); bench {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := newServer(ctx, options{
-		Config: cfg, Settings: st, Logger: logger,
+	// Each instance opens the database as run does (a process of its own); the test's
+	// tg.DB stays the test's.
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	srv, err := newServer(ctx, cfg, deps{
+		DB: db, Logger: logger,
 		ServiceOptions: []topup.Option{topup.WithClock(s.clock.Now)},
 	})
 	if err != nil {
 		cancel()
+		_ = db.Close()
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -142,13 +151,14 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.serve(ctx, ln, 2*time.Second) }()
+	go func() { done <- srv.serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		srv.close()
+		_ = db.Close()
 	})
 	in := &instance{srv: srv, url: "http://" + ln.Addr().String()}
 	s.instances = append(s.instances, in)

@@ -10,50 +10,59 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/uptrace/bun"
+
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage"
+	"github.com/platform/integrations/topup"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "topup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+var errUsage = errors.New("usage: topup [migrate]")
+
+// run loads the configuration, opens and migrates the database (every command), and then,
+// unless the command is migrate, serves until ctx ends or SIGTERM/SIGINT.
+func run(ctx context.Context, args []string) error {
 	cfg, err := config.LoadTopup()
 	if err != nil {
 		return err
 	}
-	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", "topup")
+	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", serviceName)
 	slog.SetDefault(log)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-
+	migrateOnly := false
 	switch {
 	case len(args) == 0:
 	case len(args) == 1 && (args[0] == "migrate" || args[0] == "-migrate" || args[0] == "--migrate"):
-		db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		if err := migrate(ctx, db); err != nil {
-			return err
-		}
-		log.Info("migrations applied", "database", storage.Redact(cfg.DatabaseURL.Reveal()))
-		return nil
+		migrateOnly = true
 	default:
-		return errors.New("usage: topup [migrate]")
+		return errUsage
 	}
 
-	st, err := loadSettings(cfg.Recargas)
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
 	if err != nil {
 		return err
 	}
-	s, err := newServer(ctx, options{Config: cfg, Settings: st, Logger: log})
+	defer db.Close()
+	if err := migrate(ctx, db); err != nil {
+		return err
+	}
+	log.Info("migrations applied", "database", storage.Redact(cfg.DatabaseURL.Reveal()))
+	if migrateOnly {
+		return nil
+	}
+
+	s, err := newServer(ctx, cfg, deps{DB: db, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -63,7 +72,15 @@ func run(args []string) error {
 		return err
 	}
 	s.logStart(ln.Addr().String())
-	err = s.serve(ctx, ln, httpx.DefaultShutdownGrace)
+	err = s.serve(ctx, ln)
 	log.Info("top-up service stopped")
 	return err
+}
+
+// migrate applies the top-up schema and River's tables.
+func migrate(ctx context.Context, db *bun.DB) error {
+	if _, err := topup.Migrate(ctx, db); err != nil {
+		return err
+	}
+	return jobs.Migrate(ctx, db)
 }

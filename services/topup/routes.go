@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
@@ -29,17 +28,10 @@ const (
 	PermUnlimited = "unlimited_recargas"
 )
 
-// routes mounts the endpoints. Authentication per route:
-//
-//	POST /recharge                  Bearer + create_recargas + X-Action-Token
-//	POST /webhook/invoice-recharge  x-service-key
-//	POST /webhook/invoice-ignored   x-service-key
-//	POST /query-recharge            Bearer + view_recargas (confirm_charge also needs create_recargas)
-//	GET  /transactions              Bearer + view_recargas
-//	GET  /transactions/:id          Bearer + view_recargas
-//	GET  /inventory                 Bearer + view_recargas (the specification leaves it open)
+// routes mounts the endpoints with their authentication (the table is in doc.go). Every error
+// on these routes is answered by answerErrors (errors.go).
 func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens) {
-	api := app.Group(Prefix)
+	api := app.Group(Prefix, answerErrors)
 	bearer := auth.Require(authn, auth.Bearer)
 	serviceKey := auth.Require(authn, auth.ServiceKeyHeader)
 	view := auth.RequirePermission(PermView)
@@ -96,9 +88,9 @@ const (
 	maxQuantityDigits   = 10
 )
 
-// rechargeAnswer is the specification's success and logical-rejection response, with the
-// HTTP status and the status field decided in DESIGN.md (201 success; 422 failed, 502
-// unavailable, 504 timeout, status naming the record's status).
+// rechargeAnswer is the specification's success response (201) and, built by errorBody, its
+// logical-rejection response (422 failed, 502 unavailable, 504 timeout), status naming the
+// record's status (DESIGN.md).
 type rechargeAnswer struct {
 	Success               bool    `json:"success"`
 	TransactionID         string  `json:"transaction_id"`
@@ -136,57 +128,18 @@ func (h *handlers) recharge(c *fiber.Ctx) error {
 		ExternalOperation: topup.Operation(b.ExternalOperation),
 		Canton:            b.Canton,
 	})
-	var ce *topup.CarrierError
-	switch {
-	case err == nil:
-		return c.Status(http.StatusCreated).JSON(rechargeAnswer{
-			Success:               true,
-			TransactionID:         rec.ID.String(),
-			ExternalTransactionID: rec.ExternalTransactionID,
-			Status:                string(rec.Status),
-			CarrierIDRecarga:      &rec.CarrierIDRecarga,
-			CarrierIDCodigo:       &rec.CarrierIDCodigo,
-			Message:               cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "top-up applied"),
-		})
-	case errors.As(err, &ce) && ce.Transaction != nil:
-		t := ce.Transaction
-		a := rechargeAnswer{
-			TransactionID:         t.ID.String(),
-			ExternalTransactionID: t.ExternalTransactionID,
-			Status:                string(t.Status),
-			Error:                 carrierErrorText(ce.Err),
-			Message:               "ERROR",
-		}
-		if t.CarrierIDCodigo != "" {
-			a.CarrierIDCodigo = &t.CarrierIDCodigo
-		}
-		return c.Status(statusOf(err)).JSON(a)
-	case errors.Is(err, topup.ErrThrottled):
-		var te *topup.ThrottleError
-		if errors.As(err, &te) {
-			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(te.Seconds()))
-		}
+	if err != nil {
+		return err
 	}
-	return err
-}
-
-// carrierErrorText is the readable cause of a carrier failure for the answer's error field.
-func carrierErrorText(err error) string {
-	var (
-		be *carrier.Error
-		fe *carrier.FaultError
-	)
-	switch {
-	case errors.As(err, &be):
-		return cmp.Or(be.Message, be.SystemMessage, "the carrier refused the top-up (ID_CODIGO "+be.Code+")")
-	case errors.Is(err, carrier.ErrIPNotAuthorized):
-		return "the carrier does not authorize this service's outgoing IP address (fault 350)"
-	case errors.As(err, &fe):
-		return "SOAP fault " + fe.Code + ": " + fe.String
-	case carrier.IsTimeout(err):
-		return "the carrier did not answer within the timeout; the top-up will be reconciled"
-	}
-	return "the carrier could not be reached; the top-up will be reconciled"
+	return c.Status(http.StatusCreated).JSON(rechargeAnswer{
+		Success:               true,
+		TransactionID:         rec.ID.String(),
+		ExternalTransactionID: rec.ExternalTransactionID,
+		Status:                string(rec.Status),
+		CarrierIDRecarga:      &rec.CarrierIDRecarga,
+		CarrierIDCodigo:       &rec.CarrierIDCodigo,
+		Message:               cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "top-up applied"),
+	})
 }
 
 // maxAmountText bounds the text of a webhook amount before it is parsed: a megabyte of digits
@@ -212,7 +165,8 @@ func webhookAmount(raw json.RawMessage) (*decimal.Decimal, error) {
 	return &d, nil
 }
 
-// webhookAnswer is the specification's 201 and rejection response.
+// webhookAnswer is the specification's 201 response and, built by errorBody, its rejection
+// response.
 type webhookAnswer struct {
 	Success               bool    `json:"success"`
 	TransactionID         string  `json:"transaction_id"`
@@ -232,41 +186,29 @@ func (h *handlers) webhook(c *fiber.Ctx) error {
 	req := decodeWebhook(c.Body())
 	req.NotificationEmail = strings.TrimSpace(req.NotificationEmail)
 	rec, err := h.svc.Webhook(c.UserContext(), req)
-	var re *topup.RejectedError
-	switch {
-	case err == nil:
-		a := webhookAnswer{
-			Success:               rec.Status == topup.StatusSuccess,
-			TransactionID:         rec.ID.String(),
-			ExternalTransactionID: rec.ExternalTransactionID,
-			Source:                string(rec.Source),
-			InvoiceNumber:         nullable(rec.InvoiceNumber),
-			Status:                string(rec.Status),
-			CarrierIDRecarga:      rec.CarrierIDRecarga,
-		}
-		switch rec.Status {
-		case topup.StatusSuccess:
-		case topup.StatusUnavailable:
-			// The diagnostic (transport text, SPR address) stays in the record for operators.
-			a.CarrierIDRecarga = ""
-			a.Error = "the carrier could not be reached or did not answer; the top-up will be reconciled"
-		default:
-			a.CarrierIDRecarga = ""
-			a.Error = cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "the carrier refused the top-up")
-		}
-		return c.Status(http.StatusCreated).JSON(a)
-	case errors.As(err, &re):
-		t := re.Transaction
-		return c.Status(statusOf(err)).JSON(webhookAnswer{
-			TransactionID: t.ID.String(),
-			Source:        string(t.Source),
-			InvoiceNumber: nullable(t.InvoiceNumber),
-			Status:        string(t.Status),
-			Error:         t.RejectionReason,
-			Message:       re.Detail,
-		})
+	if err != nil {
+		return err
 	}
-	return webhookError(c, err)
+	a := webhookAnswer{
+		Success:               rec.Status == topup.StatusSuccess,
+		TransactionID:         rec.ID.String(),
+		ExternalTransactionID: rec.ExternalTransactionID,
+		Source:                string(rec.Source),
+		InvoiceNumber:         nullable(rec.InvoiceNumber),
+		Status:                string(rec.Status),
+		CarrierIDRecarga:      rec.CarrierIDRecarga,
+	}
+	switch rec.Status {
+	case topup.StatusSuccess:
+	case topup.StatusUnavailable:
+		// The diagnostic (transport text, SPR address) stays in the record for operators.
+		a.CarrierIDRecarga = ""
+		a.Error = "the carrier could not be reached or did not answer; the top-up will be reconciled"
+	default:
+		a.CarrierIDRecarga = ""
+		a.Error = cmp.Or(rec.CarrierMessage, rec.CarrierSystemMessage, "the carrier refused the top-up")
+	}
+	return c.Status(http.StatusCreated).JSON(a)
 }
 
 // ignoredBody is POST /webhook/invoice-ignored: the workflow tool reports an e-mail it could

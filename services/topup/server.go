@@ -22,7 +22,6 @@ import (
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/metrics"
-	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/topup"
 )
 
@@ -33,11 +32,11 @@ const serviceName = "topup"
 // the queue.
 const notificationWorkers = 5
 
-// options are what main (or a test) hands to newServer beyond the configuration.
-type options struct {
-	Config   *config.Topup
-	Settings settings
-	Logger   *slog.Logger
+// deps are what run (or a test) hands to newServer besides the configuration.
+type deps struct {
+	// DB is the open, migrated database; run opens and closes it.
+	DB     *bun.DB
+	Logger *slog.Logger
 	// Sender, when set, makes this process work the recharge-notifications queue with it (the
 	// e-mail sender of the notifications issue registers here). Nil: the process only inserts
 	// the jobs, and a worker process (or a later release of this one) sends them.
@@ -48,35 +47,26 @@ type options struct {
 
 // server is one running instance of the top-up service.
 type server struct {
-	cfg      *config.Topup
-	log      *slog.Logger
-	db       *bun.DB
-	queue    *jobs.Queue
-	service  *topup.Service
-	app      *fiber.App
-	fake     *carriertest.Fake // the in-process SPR in mock mode, nil otherwise
-	reconcil bool
-	working  bool
+	cfg       *config.Topup
+	log       *slog.Logger
+	queue     *jobs.Queue
+	service   *topup.Service
+	app       *fiber.App
+	fake      *carriertest.Fake // the in-process SPR in mock mode, nil otherwise
+	reconcile bool
+	working   bool
 }
 
-// newServer opens the database, applies the migrations, builds the carrier client (the
-// in-process fake in mock mode), the job queue, the domain service and the Fiber app.
-func newServer(ctx context.Context, o options) (_ *server, err error) {
-	cfg := o.Config
-	log := o.Logger
+// newServer builds, on the open database, the product mapping and reconciler settings, the
+// carrier client (the in-process fake in mock mode), the job queue, the domain service and the
+// Fiber app.
+func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err error) {
+	log := d.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
+	st, err := loadSettings(cfg.Recargas)
 	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			_ = db.Close()
-		}
-	}()
-	if err := migrate(ctx, db); err != nil {
 		return nil, err
 	}
 
@@ -86,28 +76,33 @@ func newServer(ctx context.Context, o options) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil && fake != nil {
+			fake.Close()
+		}
+	}()
 
 	var workers *river.Workers
 	jcfg := jobs.Config{Logger: log}
-	if o.Sender != nil {
+	if d.Sender != nil {
 		workers = river.NewWorkers()
-		if err := topup.AddNotificationWorkers(workers, o.Sender); err != nil {
+		if err := topup.AddNotificationWorkers(workers, d.Sender); err != nil {
 			return nil, err
 		}
 		jcfg.Queues = map[string]int{topup.NotificationQueue: notificationWorkers}
 	}
-	queue, err := jobs.New(db, workers, jcfg)
+	queue, err := jobs.New(d.DB, workers, jcfg)
 	if err != nil {
 		return nil, err
 	}
 
-	svcOpts := append([]topup.Option{topup.WithLogger(log)}, o.ServiceOptions...)
-	svc, err := topup.NewService(topup.NewStore(db), spr, queue, topup.Config{
+	svcOpts := append([]topup.Option{topup.WithLogger(log)}, d.ServiceOptions...)
+	svc, err := topup.NewService(topup.NewStore(d.DB, queue), spr, topup.Config{
 		DailyLimit:      cfg.Recargas.DailyLimit,
 		DefaultCanton:   cfg.Recargas.DefaultCanton,
 		OperationsEmail: cfg.OperationsEmail,
-		Products:        o.Settings.Products,
-		Reconcile:       o.Settings.Reconcile,
+		Products:        st.Products,
+		Reconcile:       st.Reconcile,
 	}, svcOpts...)
 	if err != nil {
 		return nil, err
@@ -124,27 +119,18 @@ func newServer(ctx context.Context, o options) (_ *server, err error) {
 	authn := auth.NewAuthenticator(verifier, auth.WithHeaderKey(cfg.ServiceKey.Reveal()))
 
 	app := httpx.New(httpx.Config{
-		Service:     serviceName,
-		Logger:      log,
-		BodyLimit:   cfg.BodyLimit,
-		Health:      db,
-		ErrorMapper: mapError,
-		Registry:    reg,
+		Service:   serviceName,
+		Logger:    log,
+		BodyLimit: cfg.BodyLimit,
+		Health:    d.DB,
+		Registry:  reg,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens)
 
 	return &server{
-		cfg: cfg, log: log, db: db, queue: queue, service: svc, app: app, fake: fake,
-		reconcil: !o.Settings.ReconcileDisabled, working: o.Sender != nil,
+		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake,
+		reconcile: !st.ReconcileDisabled, working: d.Sender != nil,
 	}, nil
-}
-
-// migrate applies the top-up schema and River's tables.
-func migrate(ctx context.Context, db *bun.DB) error {
-	if _, err := topup.Migrate(ctx, db); err != nil {
-		return err
-	}
-	return jobs.Migrate(ctx, db)
 }
 
 // newCarrier builds the SPR client: against CARRIER_SPR_URL, or in mock mode against an
@@ -195,12 +181,12 @@ func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) 
 
 // serve answers HTTP on ln and runs the reconciler (and the notification workers, when this
 // process has a sender) until ctx ends or SIGTERM/SIGINT, then stops them and the server
-// gracefully, letting in-flight requests finish.
-func (s *server) serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+// gracefully, letting in-flight requests finish (httpx.DefaultShutdownGrace).
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	if s.reconcil {
+	if s.reconcile {
 		wg.Go(func() { s.service.Run(ctx) })
 	}
 	if s.working {
@@ -208,22 +194,22 @@ func (s *server) serve(ctx context.Context, ln net.Listener, grace time.Duration
 			return err
 		}
 	}
-	err := httpx.ServeListener(ctx, s.app, ln, grace)
+	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
 	cancel()
 	wg.Wait()
 	if s.working {
-		stopCtx, stop := context.WithTimeout(context.Background(), grace)
+		stopCtx, stop := context.WithTimeout(context.Background(), httpx.DefaultShutdownGrace)
 		defer stop()
 		err = errors.Join(err, s.queue.Stop(stopCtx))
 	}
 	return err
 }
 
+// close stops the in-process SPR of mock mode. The database is run's to close.
 func (s *server) close() {
 	if s.fake != nil {
 		s.fake.Close()
 	}
-	_ = s.db.Close()
 }
 
 // logStart says how the instance runs, development fakes first.

@@ -3,12 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-
-	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
 )
 
@@ -74,52 +70,4 @@ func decodeWebhook(body []byte) topup.WebhookRequest {
 		r.Amount = amount
 	}
 	return r
-}
-
-// webhookErrorBody is a webhook error answer: the envelope of every error, plus, when the
-// delivery left a record (a body refused as INVALID_PAYLOAD, a repeated invoice), that
-// record as the specification's rejection response has it: success false, transaction_id,
-// source, invoice_number and error (the rejection code). status stays the envelope's "error";
-// the record's status is rejected. A repeated invoice also names the original transaction
-// and its status, the same on every repetition.
-type webhookErrorBody struct {
-	httpx.Envelope
-	Success               bool    `json:"success"`
-	TransactionID         string  `json:"transaction_id"`
-	Source                string  `json:"source"`
-	InvoiceNumber         *string `json:"invoice_number"`
-	Error                 string  `json:"error"`
-	OriginalTransactionID string  `json:"original_transaction_id,omitempty"`
-	OriginalStatus        string  `json:"original_status,omitempty"`
-}
-
-// webhookError answers err with the record it carries, when it carries one; otherwise it
-// returns err for the error handler's envelope.
-func webhookError(c *fiber.Ctx, err error) error {
-	var (
-		ve  *topup.ValidationError
-		de  *topup.DuplicateError
-		rec *topup.Transaction
-		b   webhookErrorBody
-	)
-	switch {
-	case errors.As(err, &ve) && ve.Transaction != nil:
-		rec, b.Error = ve.Transaction, topup.ReasonInvalidPayload
-	case errors.As(err, &de) && de.Transaction != nil:
-		rec, b.Error = de.Transaction, de.Reason
-		if de.Original != nil {
-			b.OriginalTransactionID, b.OriginalStatus = de.Original.ID.String(), string(de.Original.Status)
-		}
-	default:
-		return err
-	}
-	he := mapError(err)
-	if he == nil {
-		return err
-	}
-	b.Envelope = he.Envelope()
-	b.TransactionID = rec.ID.String()
-	b.Source = string(rec.Source)
-	b.InvoiceNumber = nullable(rec.InvoiceNumber)
-	return c.Status(b.Envelope.StatusCode).JSON(b)
 }
