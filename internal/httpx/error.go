@@ -33,6 +33,8 @@ type Error struct {
 	// otherwise (a 409 naming the record that already exists, a rejection carrying a record's
 	// ids).
 	Body any
+	// Headers are set on the answer (Retry-After of a 429).
+	Headers map[string]string
 }
 
 // UpstreamMessage is the envelope's message for an upstream rejection.
@@ -146,6 +148,9 @@ func errorHandler(mapper func(error) *Error, log *slog.Logger, m *httpMetrics) f
 			he = refused(he)
 		}
 		ensureRequestID(c)
+		for k, v := range he.Headers {
+			c.Set(k, v)
+		}
 		var body any = he.Envelope()
 		if he.Body != nil {
 			body = he.Body

@@ -12,65 +12,53 @@ import (
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
+	"github.com/platform/integrations/upstream"
 )
 
-// answerErrors is the error handler of the service's routes: every error a route returns (its
-// authentication included) is answered here with errorAnswer. An error that is not the
-// service's goes on to httpx, which answers it in the envelope: its own *httpx.Error
-// (credentials, body decoding), or an unknown failure, a 500 whose cause goes to the log only.
-func answerErrors(c *fiber.Ctx) error {
-	err := c.Next()
-	if err == nil {
+// mapError is the service's one function from domain and SDK errors to the HTTP answer
+// (doc.go, "Statuses"; DESIGN.md, "Decisions"): httpx's ErrorMapper, so that every error a
+// route returns, its authentication included, is answered and logged in one place. nil leaves the
+// answer to httpx: an error nobody knows is a 500 whose cause goes to the log only.
+func mapError(err error) *httpx.Error {
+	status := statusOf(err)
+	if status == 0 {
 		return nil
 	}
-	status, body := errorAnswer(err)
-	if body == nil {
-		return err
-	}
+	he := &httpx.Error{Status: status, Body: errorBody(status, err), Err: err}
 	var te *topup.ThrottleError
 	if errors.As(err, &te) {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(te.Seconds()))
+		he.Headers = map[string]string{fiber.HeaderRetryAfter: strconv.Itoa(te.Seconds())}
 	}
-	return c.Status(status).JSON(body)
+	return he
 }
 
-// errorAnswer is the one function from domain and SDK errors to the HTTP status and body
-// (doc.go, "Statuses"; DESIGN.md, "Decisions"). A nil body leaves the answer to httpx: an
-// *httpx.Error, or an error nobody knows (500).
-func errorAnswer(err error) (status int, body any) {
-	var (
-		he       *httpx.Error
-		topupErr *topup.CarrierError
-		business *carrier.Error
-		fault    *carrier.FaultError
-	)
-	switch {
-	case errors.As(err, &he):
-		return he.Status, nil
+// statusOf is the status of a domain or SDK error, 0 for an error that is neither. Carrier
+// errors are read by kind (docs/sdk-conventions.md).
+func statusOf(err error) int {
+	var carrierErr *topup.CarrierError
+	switch kind := upstream.KindOf(err); {
 	case errors.Is(err, topup.ErrInvalidRequest):
-		status = http.StatusBadRequest
+		return http.StatusBadRequest
 	case errors.Is(err, topup.ErrActionTokenUsed), errors.Is(err, topup.ErrActionTokenInvalid):
-		status = http.StatusUnauthorized
+		return http.StatusUnauthorized
 	case errors.Is(err, topup.ErrNotFound):
-		status = http.StatusNotFound
+		return http.StatusNotFound
 	case errors.Is(err, topup.ErrDuplicateInvoice), errors.Is(err, topup.ErrConflict):
-		status = http.StatusConflict
+		return http.StatusConflict
 	case errors.Is(err, topup.ErrRejected), errors.Is(err, topup.ErrChargeNotConfirmed):
-		status = http.StatusUnprocessableEntity
+		return http.StatusUnprocessableEntity
 	case errors.Is(err, topup.ErrThrottled), errors.Is(err, topup.ErrDailyLimit):
-		status = http.StatusTooManyRequests
-	case carrier.IsTimeout(err):
-		status = http.StatusGatewayTimeout
-	case errors.As(err, &topupErr) && errors.As(err, &business):
+		return http.StatusTooManyRequests
+	case upstream.IsTimeout(err):
+		return http.StatusGatewayTimeout
+	case errors.As(err, &carrierErr) && carrierErr.Transaction != nil && kind == upstream.Rejected:
 		// A top-up the carrier refused (failed): a business outcome of the request.
-		status = http.StatusUnprocessableEntity
-	case errors.As(err, &business), errors.As(err, &fault), carrier.IsTransport(err), errors.As(err, &topupErr):
+		return http.StatusUnprocessableEntity
+	case kind != 0, carrierErr != nil:
 		// The SPR refused a query, answered a SOAP fault, or could not be reached.
-		status = http.StatusBadGateway
-	default:
-		return http.StatusInternalServerError, nil
+		return http.StatusBadGateway
 	}
-	return status, errorBody(status, err)
+	return 0
 }
 
 // errorBody is the body of an error answer of status: when the error carries a record, the
@@ -188,18 +176,15 @@ func newWebhookErrorBody(env httpx.Envelope, rec *topup.Transaction, reason stri
 // carrierErrorText is the readable cause of a carrier failure for a logical rejection's error
 // field.
 func carrierErrorText(err error) string {
-	var (
-		be *carrier.Error
-		fe *carrier.FaultError
-	)
-	switch {
-	case errors.As(err, &be):
-		return cmp.Or(be.Message, be.SystemMessage, "the carrier refused the top-up (ID_CODIGO "+be.Code+")")
+	ue, _ := upstream.As(err)
+	switch kind := upstream.KindOf(err); {
+	case kind == upstream.Rejected:
+		return cmp.Or(ue.ErrorMessage(), "the carrier refused the top-up (ID_CODIGO "+ue.ErrorCode()+")")
 	case errors.Is(err, carrier.ErrIPNotAuthorized):
 		return "the carrier does not authorize this service's outgoing IP address (fault 350)"
-	case errors.As(err, &fe):
-		return "SOAP fault " + fe.Code + ": " + fe.String
-	case carrier.IsTimeout(err):
+	case kind == upstream.Fault:
+		return "SOAP fault " + ue.ErrorCode() + ": " + ue.ErrorMessage()
+	case upstream.IsTimeout(err):
 		return "the carrier did not answer within the timeout; the top-up will be reconciled"
 	}
 	return "the carrier could not be reached; the top-up will be reconciled"
@@ -217,32 +202,26 @@ const (
 // carries a secret or an address: the carrier package scrubs the PASSWORD from everything it
 // returns, and the transport error (URL, host) is not copied.
 func upstreamMessage(err error) (httpx.UpstreamMessage, bool) {
-	var (
-		be *carrier.Error
-		fe *carrier.FaultError
-		te *carrier.TransportError
-	)
-	switch {
-	case errors.As(err, &be):
-		return httpx.UpstreamMessage{Message: "The carrier rejected the request", UpstreamMessage: cmp.Or(be.Message, be.SystemMessage), Operation: be.Op, UpstreamCode: be.Code}, true
-	case errors.As(err, &fe):
-		msg := "The carrier answered a SOAP fault"
+	ue, ok := upstream.As(err)
+	if !ok {
+		return httpx.UpstreamMessage{}, false
+	}
+	m := httpx.UpstreamMessage{Operation: ue.Operation(), UpstreamMessage: ue.ErrorMessage(), UpstreamCode: ue.ErrorCode()}
+	switch ue.Kind() {
+	case upstream.Rejected:
+		m.Message = "The carrier rejected the request"
+	case upstream.Fault:
+		m.Message = "The carrier answered a SOAP fault"
 		if errors.Is(err, carrier.ErrIPNotAuthorized) {
-			msg = "The carrier does not authorize this service's outgoing IP address"
+			m.Message = "The carrier does not authorize this service's outgoing IP address"
 		}
-		return httpx.UpstreamMessage{Message: msg, UpstreamMessage: fe.String, Operation: fe.Op, UpstreamCode: fe.Code}, true
-	case errors.As(err, &te):
+	default:
 		// The transport error itself names the SPR's URL and host (and the resolver's or the
 		// dialer's view of them): it stays in the log and in carrier_diagnostic, never here.
-		msg, upstream := "The carrier SPR could not be reached", upstreamUnavailable
-		if carrier.IsTimeout(err) {
-			msg, upstream = "The carrier did not answer within the timeout", upstreamTimeout
+		m.Message, m.UpstreamMessage = "The carrier SPR could not be reached", upstreamUnavailable
+		if ue.Timeout() {
+			m.Message, m.UpstreamMessage = "The carrier did not answer within the timeout", upstreamTimeout
 		}
-		code := ""
-		if te.HTTPStatus != 0 {
-			code = fmt.Sprint(te.HTTPStatus)
-		}
-		return httpx.UpstreamMessage{Message: msg, UpstreamMessage: upstream, Operation: te.Op, UpstreamCode: code}, true
 	}
-	return httpx.UpstreamMessage{}, false
+	return m, true
 }

@@ -50,18 +50,18 @@ func TestErrorAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, body := errorAnswer(c.err)
-			if got != c.want {
-				t.Fatalf("errorAnswer status = %d, want %d", got, c.want)
-			}
+			he := mapError(c.err)
 			if c.want == http.StatusInternalServerError {
-				if body != nil {
-					t.Fatalf("errorAnswer gave %+v for an unknown error; want no body (httpx answers a bare 500)", body)
+				if he != nil {
+					t.Fatalf("mapError gave %+v for an unknown error; want nil (httpx answers a bare 500)", he)
 				}
 				return
 			}
-			if env, isEnvelope := body.(httpx.Envelope); body == nil || isEnvelope && env.StatusCode != c.want {
-				t.Fatalf("errorAnswer body = %+v, want an answer of status %d", body, c.want)
+			if he == nil || he.Status != c.want {
+				t.Fatalf("mapError = %+v, want status %d", he, c.want)
+			}
+			if env, isEnvelope := he.Body.(httpx.Envelope); he.Body == nil || isEnvelope && env.StatusCode != c.want {
+				t.Fatalf("mapError body = %+v, want an answer of status %d", he.Body, c.want)
 			}
 		})
 	}

@@ -29,9 +29,9 @@ const (
 )
 
 // routes mounts the endpoints with their authentication (the table is in doc.go). Every error
-// on these routes is answered by answerErrors (errors.go).
+// is answered by mapError (errors.go).
 func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens) {
-	api := app.Group(Prefix, answerErrors)
+	api := app.Group(Prefix)
 	bearer := auth.Require(authn, auth.Bearer)
 	serviceKey := auth.Require(authn, auth.ServiceKeyHeader)
 	view := auth.RequirePermission(PermView)

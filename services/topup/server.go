@@ -119,11 +119,12 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	authn := auth.NewAuthenticator(verifier, auth.WithHeaderKey(cfg.ServiceKey.Reveal()))
 
 	app := httpx.New(httpx.Config{
-		Service:   serviceName,
-		Logger:    log,
-		BodyLimit: cfg.BodyLimit,
-		Health:    d.DB,
-		Registry:  reg,
+		Service:     serviceName,
+		Logger:      log,
+		BodyLimit:   cfg.BodyLimit,
+		Health:      d.DB,
+		ErrorMapper: mapError,
+		Registry:    reg,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens)
 
