@@ -279,12 +279,12 @@ func checkExtraString(maxChars int, want string) func(json.RawMessage) string {
 	}
 }
 
-// MaxExtraValorDigits bounds the digits of a valor_n value: 38 is the largest precision of the
+// maxExtraValorDigits bounds the digits of a valor_n value: 38 is the largest precision of the
 // usual SQL decimal types, so the ERP can hold any value accepted here.
-const MaxExtraValorDigits = 38
+const maxExtraValorDigits = 38
 
 // checkExtraNumber accepts a JSON number or numeric text ("7.25") written in plain decimal
-// notation with at most MaxExtraValorDigits digits. An exponent is refused: "1e999999999" is 11
+// notation with at most maxExtraValorDigits digits. An exponent is refused: "1e999999999" is 11
 // bytes on the wire but a billion digits once expanded for the ERP (and out of PostgreSQL's
 // numeric range in jsonb).
 func checkExtraNumber(raw json.RawMessage) string {
@@ -302,13 +302,13 @@ func checkExtraNumber(raw json.RawMessage) string {
 		}
 		return "numeric"
 	}
-	if digits := len(text) - strings.Count(text, "-") - strings.Count(text, "."); digits > MaxExtraValorDigits {
+	if digits := len(text) - strings.Count(text, "-") - strings.Count(text, "."); digits > maxExtraValorDigits {
 		return extraValorShape
 	}
 	return ""
 }
 
-var extraValorShape = fmt.Sprintf("a number in plain decimal notation (no exponent) of at most %d digits", MaxExtraValorDigits)
+var extraValorShape = fmt.Sprintf("a number in plain decimal notation (no exponent) of at most %d digits", maxExtraValorDigits)
 
 func checkExtraDate(raw json.RawMessage) string {
 	var s string

@@ -269,11 +269,11 @@ func (e *SyncError) Error() string {
 
 func (e *SyncError) Unwrap() error { return e.Err }
 
-// SyncOperation is the operacion a sync of client sends: update (1) once the ERP has accepted
+// syncOperation is the operacion a sync of client sends: update (1) once the ERP has accepted
 // the client before (erp_synced_at is set: erp_synced true, or false again after a PUT), create
 // (0) otherwise. The specification says "depending on erp_synced"; since a PUT turns erp_synced
 // false, reading it literally would ask the ERP to create again a client it already has.
-func SyncOperation(client *Client) erp.Operation {
+func syncOperation(client *Client) erp.Operation {
 	if client.ERPSynced || client.ERPSyncedAt != nil {
 		return erp.OperationUpdate
 	}
@@ -296,7 +296,7 @@ func (c *Service) SyncERP(ctx context.Context, codigo string) (*SyncResult, erro
 	if err != nil {
 		return nil, err
 	}
-	op := SyncOperation(client)
+	op := syncOperation(client)
 	res, err := c.erp.SyncClient(ctx, op, Payload(client))
 	if err != nil {
 		err = &SyncError{Operation: op, Err: err}
