@@ -79,6 +79,19 @@ func (p *Principal) Subject() string {
 	return p.Claims.Subject
 }
 
+// Caller names the authenticated caller of c for what is scoped to it (idempotency keys):
+// "user:<sub>" for a user token, "service:<origin>" for a service key, "" without Require.
+func Caller(c *fiber.Ctx) string {
+	p := PrincipalFrom(c)
+	switch {
+	case p == nil:
+		return ""
+	case p.Claims != nil:
+		return "user:" + p.Claims.Subject
+	}
+	return "service:" + p.Origin
+}
+
 const localsPrincipal = "auth.principal"
 
 // PrincipalFrom returns the principal Require stored, or nil on a route without Require.

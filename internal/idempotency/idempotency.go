@@ -14,7 +14,7 @@
 //   - the first request with a key runs and its answer is stored, whatever its status, except
 //     401, 403, 409 and 429, which mean the request did not run (bad or used credentials, a
 //     conflict with another request, a limit): the key is released and may be used again;
-//   - the same key with the same request (method, path and body, byte for byte) replays the
+//   - the same key with the same request (method, URL and body, byte for byte) replays the
 //     stored status, Content-Type and body with Idempotent-Replayed: true;
 //   - the same key with another request is 422;
 //   - the same key while the first request is still running is 409, and so is a key whose
@@ -199,7 +199,7 @@ func (s *Store) Purge(ctx context.Context) error {
 	return nil
 }
 
-// Fingerprint identifies a request: its method, path and body.
+// Fingerprint identifies a request: its method, URL (path and query) and body.
 func Fingerprint(method, path string, body []byte) string {
 	h := sha256.New()
 	h.Write([]byte(method + " " + path + "\n"))
@@ -230,7 +230,7 @@ func Middleware(s *Store, scope func(*fiber.Ctx) string) fiber.Handler {
 		}
 		ctx := c.UserContext()
 		who := scope(c)
-		rec, err := s.Begin(ctx, who, key, Fingerprint(c.Method(), c.Path(), c.Body()))
+		rec, err := s.Begin(ctx, who, key, Fingerprint(c.Method(), c.OriginalURL(), c.Body()))
 		switch {
 		case errors.Is(err, ErrMismatch):
 			return httpx.NewError(http.StatusUnprocessableEntity, "This "+Header+" was already used with another request; use a new key for a new request")

@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/platform/integrations/credit"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp/erptest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
-	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
@@ -94,7 +92,7 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if _, err := storage.Migrate(t.Context(), tg.DB, credit.MigrationsTable, credit.Migrations); err != nil {
+	if err := migrate(t.Context(), tg.DB); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -75,6 +75,7 @@ import (
 	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/idempotency"
 	"github.com/platform/integrations/internal/storage"
 )
 
@@ -89,10 +90,15 @@ func main() {
 
 var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied]")
 
-// migrate applies the credit service's schema.
+// idempotencyTable keeps the Idempotency-Key answers of the money-moving routes.
+const idempotencyTable = "credit_idempotency_keys"
+
+// migrate applies the credit service's schema and its idempotency keys' table.
 func migrate(ctx context.Context, db *bun.DB) error {
-	_, err := storage.Migrate(ctx, db, credit.MigrationsTable, credit.Migrations)
-	return err
+	if _, err := storage.Migrate(ctx, db, credit.MigrationsTable, credit.Migrations); err != nil {
+		return err
+	}
+	return idempotency.Migrate(ctx, db, idempotencyTable)
 }
 
 // reconcile records the operator's answer for an authorization held after a timeout. It needs

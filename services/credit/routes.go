@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/platform/integrations/internal/auth"
+	"github.com/platform/integrations/internal/idempotency"
 )
 
 // apiPrefix is the prefix of the implemented endpoints (credit-service.md, Versioning).
@@ -11,9 +12,11 @@ const apiPrefix = "/api/v1/credigestion"
 
 // routes mounts every module under apiPrefix with the authentication of the specification's
 // access matrix: consumption is Bearer only; clients take the ServiceKey, a Bearer JWT or both.
-func routes(app *fiber.App, authn *auth.Authenticator, ch *clientHandlers, kh *consumoHandlers) {
+func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, ch *clientHandlers, kh *consumoHandlers) {
 	api := app.Group(apiPrefix)
 	bearer := auth.Require(authn, auth.Bearer)
+	// Every money-moving POST is safe to retry with an Idempotency-Key (internal/idempotency).
+	once := idempotency.Middleware(keys, auth.Caller)
 	serviceKey := auth.Require(authn, auth.ServiceKey)
 	either := auth.Require(authn, auth.ServiceKey, auth.Bearer)
 
@@ -29,9 +32,9 @@ func routes(app *fiber.App, authn *auth.Authenticator, ch *clientHandlers, kh *c
 	k := api.Group("/consumo")
 	k.Post("/cupo", bearer, kh.cupo)
 	k.Post("/financiacion", bearer, kh.financiacion)
-	k.Post("/autorizacion", bearer, kh.autorizacion)
+	k.Post("/autorizacion", bearer, once, kh.autorizacion)
 	k.Post("/otp", bearer, kh.otp)
-	k.Post("/confirmar", bearer, kh.confirmar)
-	k.Post("/reverso", bearer, kh.reverso)
-	k.Post("/reverso-consumo", bearer, kh.reversoConsumo)
+	k.Post("/confirmar", bearer, once, kh.confirmar)
+	k.Post("/reverso", bearer, once, kh.reverso)
+	k.Post("/reverso-consumo", bearer, once, kh.reversoConsumo)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/idempotency"
 	"github.com/platform/integrations/internal/metrics"
 )
 
@@ -42,6 +43,7 @@ type server struct {
 	app      *fiber.App
 	clients  *clients.Service
 	consumos *consumption.Service
+	keys     *idempotency.Store
 
 	// Fakes started in development mode (nil otherwise); tests reach them to script outcomes.
 	csFake  *creditsystemtest.Server
@@ -99,7 +101,8 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 		ErrorMapper: mapError,
 		Registry:    reg,
 	})
-	routes(s.app, authn, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos})
+	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
+	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos})
 	return s, nil
 }
 

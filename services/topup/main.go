@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/idempotency"
 	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/topup"
@@ -82,5 +83,11 @@ func migrate(ctx context.Context, db *bun.DB) error {
 	if _, err := topup.Migrate(ctx, db); err != nil {
 		return err
 	}
-	return jobs.Migrate(ctx, db)
+	if err := jobs.Migrate(ctx, db); err != nil {
+		return err
+	}
+	return idempotency.Migrate(ctx, db, idempotencyTable)
 }
+
+// idempotencyTable keeps the Idempotency-Key answers of POST /recharge.
+const idempotencyTable = "topup_idempotency_keys"

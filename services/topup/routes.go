@@ -15,6 +15,7 @@ import (
 
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/idempotency"
 	"github.com/platform/integrations/topup"
 )
 
@@ -30,13 +31,16 @@ const (
 
 // routes mounts the endpoints with their authentication (the table is in doc.go). Every error
 // is answered by mapError (errors.go).
-func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens) {
+func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens *auth.ActionTokens, keys *idempotency.Store) {
 	api := app.Group(Prefix)
 	bearer := auth.Require(authn, auth.Bearer)
 	serviceKey := auth.Require(authn, auth.ServiceKeyHeader)
 	view := auth.RequirePermission(PermView)
 
-	api.Post("/recharge", bearer, auth.RequirePermission(PermCreate), auth.RequireActionToken(actionTokens), h.recharge)
+	// The Idempotency-Key is looked at before the action token: a retry of an answered top-up
+	// with a new token replays the answer and spends nothing.
+	api.Post("/recharge", bearer, auth.RequirePermission(PermCreate), idempotency.Middleware(keys, auth.Caller),
+		auth.RequireActionToken(actionTokens), h.recharge)
 	api.Post("/webhook/invoice-recharge", serviceKey, h.webhook)
 	api.Post("/webhook/invoice-ignored", serviceKey, h.ignored)
 	api.Post("/query-recharge", bearer, view, h.queryRecharge)

@@ -20,6 +20,7 @@ import (
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
+	"github.com/platform/integrations/internal/idempotency"
 	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/metrics"
 	"github.com/platform/integrations/topup"
@@ -126,7 +127,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		ErrorMapper: mapError,
 		Registry:    reg,
 	})
-	routes(app, &handlers{svc: svc}, authn, actionTokens)
+	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
 
 	return &server{
 		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake,
