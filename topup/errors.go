@@ -130,3 +130,24 @@ type CarrierError struct {
 
 func (e *CarrierError) Error() string { return e.Err.Error() }
 func (e *CarrierError) Unwrap() error { return e.Err }
+
+// ErrNotRecorded: the carrier answered a top-up whose outcome could not be written. The concrete
+// error is an *UnrecordedError.
+var ErrNotRecorded = errors.New("topup: the carrier's answer could not be recorded")
+
+// UnrecordedError is a top-up sent to the carrier whose answer could not be written, even after
+// retrying: Transaction is the record as it stays, pending, with its ids; the reconciler asks the
+// carrier about it and settles it. It must not be sent again by hand.
+type UnrecordedError struct {
+	Transaction *Transaction
+	Err         error
+}
+
+func (e *UnrecordedError) Error() string {
+	return fmt.Sprintf("topup: the carrier's answer to transaction %s could not be recorded; it is being reconciled", e.Transaction.ID)
+}
+
+func (e *UnrecordedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotRecorded) hold.
+func (e *UnrecordedError) Is(target error) bool { return target == ErrNotRecorded }

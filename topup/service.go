@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/storage"
 )
 
 // Defaults of Config.
@@ -232,10 +233,13 @@ func (s *Service) day(t time.Time) (from, to time.Time) {
 // execute sends the top-up of a committed pending record and settles the outcome: the
 // transition, the audit of the exchange and the notification, in one transaction.
 func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, error) {
-	// The outcome must be written even when the caller goes away; the carrier client has its
-	// own deadline (CARRIER_TIMEOUT).
-	ctx = context.WithoutCancel(ctx)
-	res, callErr := s.carrier.Topup(ctx, carrier.TopupRequest{
+	wctx := context.WithoutCancel(ctx)
+	if err := ctx.Err(); err != nil {
+		return s.notSent(wctx, t, err)
+	}
+	// The call runs to its own deadline (CARRIER_TIMEOUT) whatever happens to the request, and
+	// its outcome is written even when the caller went away.
+	res, callErr := s.carrier.Topup(wctx, carrier.TopupRequest{
 		ExternalOperation:     string(t.ExternalOperation),
 		ExternalTransactionID: t.ExternalTransactionID,
 		OfferID:               t.OfferID,
@@ -245,31 +249,70 @@ func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, er
 	outcome := callStatus(callErr)
 	reply := replyOf(res, callErr)
 	call := callOf(t.ID, res, outcome, reply.Diagnostic, s.now())
-	rec, err := s.store.Update(ctx, t.ID, func(cur *Transaction) (Settlement, error) {
-		if cur.Status != StatusPending {
-			// Someone reconciled the record while the SPR answered (query-recharge or the
-			// reconciler saw a remote SUCCESS): keep the exchange for the audit and report the
-			// record as it now is.
-			return Settlement{Call: call}, nil
-		}
-		switch outcome {
-		case StatusSuccess:
-			_ = cur.Succeed(reply)
-		case StatusFailed:
-			_ = cur.Fail(reply)
-		default:
-			_ = cur.MakeUnavailable(reply)
-		}
-		cur.UpdatedAt = dbTime(s.now())
-		return Settlement{Save: true, Call: call, Notice: s.notice(cur)}, nil
+	var rec *Transaction
+	err := storage.RetryWrite(wctx, func(ctx context.Context) (err error) {
+		rec, err = s.store.Update(ctx, t.ID, func(cur *Transaction) (Settlement, error) {
+			if cur.Status != StatusPending {
+				// Someone reconciled the record while the SPR answered (query-recharge or the
+				// reconciler saw a remote SUCCESS): keep the exchange for the audit and report
+				// the record as it now is.
+				return Settlement{Call: call}, nil
+			}
+			switch outcome {
+			case StatusSuccess:
+				_ = cur.Succeed(reply)
+			case StatusFailed:
+				_ = cur.Fail(reply)
+			default:
+				_ = cur.MakeUnavailable(reply)
+			}
+			cur.UpdatedAt = dbTime(s.now())
+			return Settlement{Save: true, Call: call, Notice: s.notice(cur)}, nil
+		})
+		return err
 	})
 	if err != nil {
-		return nil, err
+		// The carrier acted (or may have), and its answer could not be written: the record stays
+		// pending, and the reconciler asks the carrier about it once PendingAfter has passed.
+		s.log.ErrorContext(ctx, "topup: the carrier's answer could not be recorded; the reconciler will settle the top-up",
+			"transaction_id", t.ID, "external_transaction_id", t.ExternalTransactionID, "carrier_status", outcome, "error", err)
+		return t, &UnrecordedError{Transaction: t, Err: err}
 	}
 	if rec.Status == StatusSuccess || callErr == nil {
 		return rec, nil
 	}
 	return rec, &CarrierError{Transaction: rec, Err: callErr}
+}
+
+// notSent settles a pending record whose request's deadline passed before the carrier was
+// called: nothing was sent. A manual top-up fails (the operator was told so and may ask again);
+// a webhook's becomes unavailable, so that the reconciler sends it (the service owns its
+// retries).
+func (s *Service) notSent(ctx context.Context, t *Transaction, cause error) (*Transaction, error) {
+	reply := CarrierReply{Diagnostic: "not sent: the request's deadline passed before the carrier was called"}
+	var rec *Transaction
+	err := storage.RetryWrite(ctx, func(ctx context.Context) (err error) {
+		rec, err = s.store.Update(ctx, t.ID, func(cur *Transaction) (Settlement, error) {
+			if cur.Status != StatusPending {
+				return Settlement{}, nil
+			}
+			if cur.Source == SourceDashboard {
+				_ = cur.Fail(reply)
+			} else {
+				_ = cur.MakeUnavailable(reply)
+			}
+			cur.UpdatedAt = dbTime(s.now())
+			return Settlement{Save: true, Notice: s.notice(cur)}, nil
+		})
+		return err
+	})
+	if err != nil {
+		return t, errors.Join(cause, err)
+	}
+	if rec.Source != SourceDashboard {
+		return rec, nil
+	}
+	return rec, cause
 }
 
 // callStatus is the status a carrier call's error gives a top-up (package doc, "Errors").

@@ -92,8 +92,11 @@ type Consumo struct {
 	Monto               decimal.Decimal `bun:"monto,notnull"`
 	Plazo               int             `bun:"plazo,notnull"`
 	PuntoVenta          string          `bun:"punto_venta,nullzero"`
-	// OTP is the code registered at /otp; empty when none was registered. The bypass code is
-	// never stored here.
+	// OTPSellado is the customer's OTP registered at /otp, sealed (encrypted; see
+	// Service.RegistrarOTP), kept until the flow ends (the record is confirmed or reversed);
+	// empty when none was registered. OTP is where records of earlier versions kept it in clear:
+	// read, never written, and emptied with it. The bypass code is never stored.
+	OTPSellado     string              `bun:"otp_sellado,nullzero"`
 	OTP            string              `bun:"otp,nullzero"`
 	NumeroFactura  string              `bun:"numero_factura,nullzero"`
 	MontoFacturado decimal.NullDecimal `bun:"monto_facturado"`
@@ -152,16 +155,19 @@ func (c *Consumo) permite(op Operacion) error {
 	return nil
 }
 
-// RegistrarOTP stores the customer's OTP: AUTORIZADO -> OTP_RECIBIDO, no upstream call.
-func (c *Consumo) RegistrarOTP(otp string, now time.Time) error {
+// RegistrarOTP stores the customer's OTP, sealed: AUTORIZADO -> OTP_RECIBIDO, no upstream call.
+func (c *Consumo) RegistrarOTP(sellado string, now time.Time) error {
 	if err := c.permite(OpOTP); err != nil {
 		return err
 	}
-	c.OTP = otp
+	c.OTPSellado, c.OTP = sellado, ""
 	c.Estado = EstadoOTPRecibido
 	c.UpdatedAt = now
 	return nil
 }
+
+// OTPRegistrado reports whether an OTP was registered and is still kept.
+func (c *Consumo) OTPRegistrado() bool { return c.OTPSellado != "" || c.OTP != "" }
 
 // IniciarOperacion sets the in-flight marker for the upstream call of op, when the state allows
 // op. The store commits the marker before the upstream call.
@@ -194,6 +200,8 @@ func (c *Consumo) completar(op Operacion, now time.Time) error {
 	c.OperacionIniciadaAt = time.Time{}
 	c.ResultadoDesconocido = false
 	c.FacturaEnCurso = nil
+	// The flow that needed the OTP is over.
+	c.OTPSellado, c.OTP = "", ""
 	c.UpdatedAt = now
 	return nil
 }
@@ -228,6 +236,15 @@ func (c *Consumo) LiberarOperacion(now time.Time) {
 	c.ResultadoDesconocido = false
 	c.FacturaEnCurso = nil
 	c.UpdatedAt = now
+}
+
+// Envejecer flags the outcome unknown when the operation holding c started before staleBefore:
+// its process died during the call (a live call ends within the creditsystem timeout), so the
+// record would otherwise look in flight for ever.
+func (c *Consumo) Envejecer(staleBefore time.Time) {
+	if c.OperacionEnCurso != "" && !c.ResultadoDesconocido && c.OperacionIniciadaAt.Before(staleBefore) {
+		c.ResultadoDesconocido = true
+	}
 }
 
 // MarcarResultadoDesconocido keeps the in-flight marker and flags that the creditsystem may have

@@ -23,6 +23,9 @@ var (
 	// ErrNotHeld: an internal inconsistency, an outcome written for a marker the record no
 	// longer holds (for example because an operator reconciled it meanwhile).
 	ErrNotHeld = errors.New("consumption: record not held by the operation")
+	// ErrNotRecorded: the creditsystem applied an operation whose outcome could not be written.
+	// The concrete error is an *UnrecordedError carrying the ids.
+	ErrNotRecorded = errors.New("consumption: the creditsystem applied the operation but it could not be recorded")
 	// ErrNothingToReconcile: Reconciliar on a record that holds no in-flight marker.
 	ErrNothingToReconcile = errors.New("consumption: no operation to reconcile")
 )
@@ -88,3 +91,27 @@ func (e *ConflictError) Is(target error) bool {
 	}
 	return target == ErrInFlight
 }
+
+// UnrecordedError is an operation the creditsystem applied whose outcome could not be written,
+// even after retrying: the ids the caller needs, and what happens next. A granted authorization
+// without a record is reversed automatically (Service.ReversarNoRegistradas); an operation on an
+// existing authorization leaves it held, with an unknown outcome, until an operator reconciles it.
+type UnrecordedError struct {
+	AutorizacionID  string
+	NumeroOperacion string
+	Operacion       string // the upstream operation, e.g. GrabarConsumo
+	Err             error
+}
+
+func (e *UnrecordedError) Error() string {
+	if e.Operacion == UpstreamGrabarAutorizacion {
+		return fmt.Sprintf("the creditsystem granted authorization %s but it could not be recorded; it is reversed automatically, do not use it", e.AutorizacionID)
+	}
+	return fmt.Sprintf("the creditsystem applied %s on authorization %s but it could not be recorded; the authorization is held until it is reconciled, do not repeat the operation",
+		e.Operacion, e.AutorizacionID)
+}
+
+func (e *UnrecordedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotRecorded) hold.
+func (e *UnrecordedError) Is(target error) bool { return target == ErrNotRecorded }

@@ -85,4 +85,30 @@ var Migrations = []storage.Migration{
 			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN operacion_factura`)
 		},
 	},
+	{
+		// What reversing a granted but unrecorded authorization needs, on its attempt.
+		Name: "20261125000200_consumo_intentos_tarjeta",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx,
+				`ALTER TABLE consumo_intentos ADD COLUMN numero_tarjeta VARCHAR(20)`,
+				`ALTER TABLE consumo_intentos ADD COLUMN identificacion VARCHAR(50)`,
+				`CREATE INDEX consumo_intentos_resultado_idx ON consumo_intentos (resultado)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP INDEX consumo_intentos_resultado_idx`,
+				`ALTER TABLE consumo_intentos DROP COLUMN identificacion`,
+				`ALTER TABLE consumo_intentos DROP COLUMN numero_tarjeta`)
+		},
+	},
+	{
+		// The customer's OTP is kept sealed (encrypted), and only until the flow ends.
+		Name: "20261125000300_consumos_otp_sellado",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos ADD COLUMN otp_sellado TEXT`,
+				`UPDATE consumos SET otp = NULL WHERE estado NOT IN ('AUTORIZADO', 'OTP_RECIBIDO')`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN otp_sellado`)
+		},
+	},
 }

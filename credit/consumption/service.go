@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/platform/integrations/creditsystem"
+	"github.com/platform/integrations/internal/sealed"
+	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/upstream"
 )
 
@@ -38,7 +40,17 @@ type Service struct {
 	now          func() time.Time
 	log          *slog.Logger
 	writeTimeout time.Duration
+	staleAfter   time.Duration
+	otpBox       *sealed.Box
 }
+
+// DevOTPKey seals OTPs when WithOTPKey is not given: development only (CREDIT_OTP_KEY).
+const DevOTPKey = "dev-otp-key-change-me"
+
+// DefaultStaleAfter is how long an operation may hold a record before it counts as dead (its
+// outcome unknown): the creditsystem timeout's default, 30 s, and a margin. Set it with
+// WithCallTimeout.
+const DefaultStaleAfter = 45 * time.Second
 
 // Option configures a Service.
 type Option func(*Service) error
@@ -65,6 +77,32 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithOTPKey sets the secret the customer's OTP is sealed with while it is kept
+// (CREDIT_OTP_KEY). Every instance on a database needs the same one.
+func WithOTPKey(secret string) Option {
+	return func(s *Service) error {
+		box, err := sealed.New(secret)
+		if err != nil {
+			return fmt.Errorf("consumption: WithOTPKey: %w", err)
+		}
+		s.otpBox = box
+		return nil
+	}
+}
+
+// WithCallTimeout tells the service the creditsystem timeout (CREDITSYSTEM_TIMEOUT): an operation
+// holding a record longer than it, and a margin, belongs to a process that died during the call,
+// and the record reads as held with an unknown outcome.
+func WithCallTimeout(d time.Duration) Option {
+	return func(s *Service) error {
+		if d <= 0 {
+			return errors.New("consumption: WithCallTimeout: the timeout must be positive")
+		}
+		s.staleAfter = d + 15*time.Second
+		return nil
+	}
+}
+
 // NewService returns the consumption module on store calling cs.
 func NewService(store *Store, cs Creditsystem, opts ...Option) (*Service, error) {
 	if store == nil || cs == nil {
@@ -75,7 +113,9 @@ func NewService(store *Store, cs Creditsystem, opts ...Option) (*Service, error)
 		now:          func() time.Time { return time.Now().UTC() },
 		log:          slog.New(slog.DiscardHandler),
 		writeTimeout: DefaultOutcomeWriteTimeout,
+		staleAfter:   DefaultStaleAfter,
 	}
+	s.otpBox, _ = sealed.New(DevOTPKey)
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
@@ -148,6 +188,7 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 	now := s.now()
 	intento := &Intento{
 		Operacion: UpstreamGrabarAutorizacion, RequestID: requestID(ctx),
+		NumeroTarjeta: in.NumeroTarjeta, Identificacion: in.Identificacion,
 		Solicitud:  mustJSON(resumenAutorizacion(in)),
 		Resultado:  ResultadoPendiente,
 		IniciadoAt: now,
@@ -155,7 +196,16 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 	if err := s.store.StartIntento(ctx, intento); err != nil {
 		return nil, nil, err
 	}
-	res, callErr := s.cs.GrabarAutorizacion(ctx, req)
+	if err := ctx.Err(); err != nil {
+		// The request's deadline passed while it waited for the database: nothing is sent.
+		intento.Resultado, intento.TerminadoAt = ResultadoNoEnviado, s.now()
+		wctx, cancel := s.outcomeContext(ctx)
+		defer cancel()
+		return nil, nil, errors.Join(err, s.store.FinishIntento(wctx, intento))
+	}
+	// The call runs to its own deadline (CREDITSYSTEM_TIMEOUT), whatever happens to the request:
+	// its answer is recorded.
+	res, callErr := s.cs.GrabarAutorizacion(context.WithoutCancel(ctx), req)
 	now = s.now()
 	wctx, cancel := s.outcomeContext(ctx)
 	defer cancel()
@@ -168,7 +218,7 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 		if res != nil {
 			intento.Respuesta = mustJSON(res.Raw)
 		}
-		if err := s.store.FinishIntento(wctx, intento); err != nil {
+		if err := storage.RetryWrite(wctx, func(ctx context.Context) error { return s.store.FinishIntento(ctx, intento) }); err != nil {
 			return nil, nil, errors.Join(callErr, err)
 		}
 		if intento.Resultado == ResultadoTimeout || intento.Resultado == ResultadoTransporte {
@@ -203,29 +253,54 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 	}
 	intento.Resultado, intento.Respuesta, intento.TerminadoAt = ResultadoOK, raw, now
 	intento.AutorizacionID = c.AutorizacionID
-	if err := s.store.InsertAutorizado(wctx, c, intento); err != nil {
-		// The transaction took the audited outcome with it; the creditsystem did grant the
-		// authorization (and holds the credit), so the attempt keeps its answer for the operator
-		// who reverses it upstream.
-		intento.ConsumoID = 0
-		if aerr := s.store.FinishIntento(wctx, intento); aerr != nil {
-			err = errors.Join(err, aerr)
-		}
-		s.log.ErrorContext(ctx, "creditsystem granted an authorization that could not be recorded",
-			"autorizacion_id", c.AutorizacionID, "attempt_id", intento.ID, "request_id", intento.RequestID, "error", err)
+	err := storage.RetryWrite(wctx, func(ctx context.Context) error { return s.store.InsertAutorizado(ctx, c, intento) })
+	if err == nil {
+		return c, res, nil
+	}
+	// The transaction took the audited outcome with it; the creditsystem did grant the
+	// authorization (and holds the credit), so the attempt keeps its answer and is marked for the
+	// automatic reversal (ReversarNoRegistradas). An id the creditsystem had already given is
+	// recorded: its attempt keeps the answer for an operator and nothing is reversed.
+	intento.ConsumoID = 0
+	duplicada := errors.Is(err, errYaRegistrada)
+	if !duplicada {
+		intento.Resultado = ResultadoNoRegistrada
+	}
+	if aerr := storage.RetryWrite(wctx, func(ctx context.Context) error { return s.store.FinishIntento(ctx, intento) }); aerr != nil {
+		err = errors.Join(err, aerr)
+	}
+	s.log.ErrorContext(ctx, "creditsystem granted an authorization that could not be recorded",
+		"autorizacion_id", c.AutorizacionID, "attempt_id", intento.ID, "request_id", intento.RequestID, "error", err)
+	if duplicada {
 		return nil, nil, err
 	}
-	return c, res, nil
+	return nil, nil, &UnrecordedError{AutorizacionID: c.AutorizacionID, NumeroOperacion: c.NumeroOperacion, Operacion: UpstreamGrabarAutorizacion, Err: err}
 }
 
-// RegistrarOTP stores the customer's OTP: AUTORIZADO -> OTP_RECIBIDO, no upstream call.
+// RegistrarOTP stores the customer's OTP: AUTORIZADO -> OTP_RECIBIDO, no upstream call. The OTP
+// is kept sealed (AES-256-GCM with WithOTPKey's secret, bound to the authorization) until the
+// confirmation sends it upstream, and emptied when the flow ends.
 func (s *Service) RegistrarOTP(ctx context.Context, in OTPInput) (*Consumo, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	return s.store.Update(ctx, in.AutorizacionID, func(c *Consumo) error {
-		return c.RegistrarOTP(in.OTP, s.now())
+		now := s.now()
+		c.Envejecer(now.Add(-s.staleAfter))
+		return c.RegistrarOTP(s.otpBox.Seal(in.OTP, c.AutorizacionID), now)
 	})
+}
+
+// otp is the registered OTP of c in clear, "" when none is kept.
+func (s *Service) otp(c *Consumo) (string, error) {
+	if c.OTPSellado == "" {
+		return c.OTP, nil // a record of an earlier version, or none
+	}
+	otp, err := s.otpBox.Open(c.OTPSellado, c.AutorizacionID)
+	if err != nil {
+		return "", fmt.Errorf("consumption: the OTP of authorization %s cannot be read (CREDIT_OTP_KEY changed?): %w", c.AutorizacionID, err)
+	}
+	return otp, nil
 }
 
 // Confirmar confirms the consumption (GrabarConsumo) with the invoice and the data of the
@@ -243,7 +318,10 @@ func (s *Service) Confirmar(ctx context.Context, in ConfirmacionInput) (*Consumo
 			return resumenConfirmacion(c, f)
 		},
 		func(ctx context.Context, c *Consumo) (any, error) {
-			var err error
+			otp, err := s.otp(c)
+			if err != nil {
+				return nil, err
+			}
 			res, err = s.cs.GrabarConsumo(ctx, creditsystem.GrabarConsumoRequest{
 				NumeroAutorizacion: c.AutorizacionID,
 				NumeroFactura:      f.NumeroFactura,
@@ -259,7 +337,7 @@ func (s *Service) Confirmar(ctx context.Context, in ConfirmacionInput) (*Consumo
 				NumeroTarjeta:       c.NumeroTarjeta,
 				Plazo:               c.Plazo,
 				Monto:               c.Monto,
-				Otp:                 c.OTP,
+				Otp:                 otp,
 			})
 			if err != nil {
 				return nil, err
@@ -269,6 +347,10 @@ func (s *Service) Confirmar(ctx context.Context, in ConfirmacionInput) (*Consumo
 		func(c *Consumo, raw json.RawMessage, now time.Time) error {
 			return c.Confirmar(f, formatInt(res.NumeroOperacion), raw, now)
 		})
+	var unrecorded *UnrecordedError
+	if errors.As(err, &unrecorded) && res != nil && res.NumeroOperacion != nil {
+		unrecorded.NumeroOperacion = formatInt(res.NumeroOperacion)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,9 +408,15 @@ func (s *Service) ReversarConsumo(ctx context.Context, in ReversoConsumoInput) (
 		func(c *Consumo, _ json.RawMessage, now time.Time) error { return c.ReversarConsumo(now) })
 }
 
-// Consumo returns the record of an authorization.
+// Consumo returns the record of an authorization; one held by an operation older than the call
+// timeout reads as held with an unknown outcome.
 func (s *Service) Consumo(ctx context.Context, autorizacionID string) (*Consumo, error) {
-	return s.store.ByAutorizacion(ctx, autorizacionID)
+	c, err := s.store.ByAutorizacion(ctx, autorizacionID)
+	if err != nil {
+		return nil, err
+	}
+	c.Envejecer(s.now().Add(-s.staleAfter))
+	return c, nil
 }
 
 // Intentos returns the audited upstream attempts of an authorization, oldest first.
@@ -388,6 +476,7 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 ) (*Consumo, error) {
 	claim, err := s.store.Claim(ctx, autorizacionID, func(c *Consumo) (*Intento, error) {
 		now := s.now()
+		c.Envejecer(now.Add(-s.staleAfter))
 		if err := c.IniciarOperacion(op, now); err != nil {
 			return nil, err
 		}
@@ -400,21 +489,36 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 		return nil, err
 	}
 	intento, marker := claim.Intento, claim.Consumo.OperacionEnCurso
-	raw, callErr := call(ctx, claim.Consumo)
-	now := s.now()
 	wctx, cancel := s.outcomeContext(ctx)
 	defer cancel()
+	if err := ctx.Err(); err != nil {
+		// The request's deadline passed while it waited for the database: nothing is sent, and
+		// the record is released as it was.
+		intento.Resultado, intento.TerminadoAt = ResultadoNoEnviado, s.now()
+		_, serr := s.store.Settle(wctx, claim, func(c *Consumo) error { c.LiberarOperacion(s.now()); return nil })
+		return nil, errors.Join(err, serr)
+	}
+	// The call runs to its own deadline (CREDITSYSTEM_TIMEOUT), whatever happens to the request.
+	raw, callErr := call(context.WithoutCancel(ctx), claim.Consumo)
+	now := s.now()
 
+	settle := func(fn func(*Consumo) error) (c *Consumo, err error) {
+		err = storage.RetryWrite(wctx, func(ctx context.Context) error {
+			c, err = s.store.Settle(ctx, claim, fn)
+			return err
+		})
+		return c, err
+	}
 	if callErr == nil {
 		answer := mustJSON(raw)
 		intento.Resultado, intento.Respuesta, intento.TerminadoAt = ResultadoOK, answer, now
-		c, err := s.store.Settle(wctx, claim, func(c *Consumo) error { return completar(c, answer, now) })
+		c, err := settle(func(c *Consumo) error { return completar(c, answer, now) })
 		if err != nil {
 			// The marker stays: the record is held until an operator looks at it, which is
 			// what we want for an applied operation we failed to record. Flagged as an unknown
 			// outcome, later callers are told to wait for the operator rather than to retry, and
 			// the attempt keeps the answer that says it was applied.
-			if _, herr := s.store.Settle(wctx, claim, func(c *Consumo) error {
+			if _, herr := settle(func(c *Consumo) error {
 				c.MarcarResultadoDesconocido(now)
 				return nil
 			}); herr != nil {
@@ -422,7 +526,7 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 			}
 			s.log.ErrorContext(ctx, "creditsystem applied an operation that could not be recorded",
 				"autorizacion_id", autorizacionID, "operation", marker, "attempt_id", intento.ID, "request_id", intento.RequestID, "error", err)
-			return nil, err
+			return nil, &UnrecordedError{AutorizacionID: autorizacionID, NumeroOperacion: claim.Consumo.NumeroOperacion, Operacion: marker, Err: err}
 		}
 		return c, nil
 	}
@@ -433,7 +537,7 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 		s.log.WarnContext(ctx, "creditsystem outcome unknown: authorization held until reconciled, not retried",
 			"autorizacion_id", autorizacionID, "operation", marker, "attempt_id", intento.ID, "request_id", intento.RequestID, "outcome", intento.Resultado)
 	}
-	if _, err := s.store.Settle(wctx, claim, func(c *Consumo) error {
+	if _, err := settle(func(c *Consumo) error {
 		if unknown {
 			c.MarcarResultadoDesconocido(now)
 		} else {
@@ -545,7 +649,7 @@ func resumenConfirmacion(c *Consumo, f Factura) resumenConfirmacionJSON {
 	if f.ValorComision != nil {
 		r.ValorComision = f.ValorComision.String()
 	}
-	if c.OTP != "" {
+	if c.OTPRegistrado() {
 		r.OTP = "registered"
 	}
 	return r
@@ -555,4 +659,98 @@ type resumenReverso struct {
 	NumeroTarjeta    string `json:"numero_tarjeta,omitempty"`
 	Identificacion   string `json:"identificacion,omitempty"`
 	NumeroReferencia string `json:"numero_referencia,omitempty"`
+}
+
+// ReversarNoRegistradas runs one pass of the reversal of granted authorizations that could not be
+// recorded (ResultadoNoRegistrada): each is claimed (ResultadoRevirtiendo), so that two passes
+// never both reverse it, and reversed with GrabarReversoAutorizacion, audited as an attempt of its
+// own. The outcome lands on the granting attempt: reversed (ResultadoRevertida), refused by the
+// creditsystem (ResultadoReversoRechazado) or unknown after a timeout (ResultadoReversoDesconocido;
+// never retried): both of the last need an operator. A reversal that never left goes back to
+// ResultadoNoRegistrada for the next pass. It returns how many were reversed.
+func (s *Service) ReversarNoRegistradas(ctx context.Context) (int, error) {
+	list, err := s.store.NoRegistradas(ctx, 50)
+	if err != nil {
+		return 0, err
+	}
+	reversed := 0
+	var errs []error
+	for _, in := range list {
+		ok, err := s.revertir(ctx, in)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("authorization %s: %w", in.AutorizacionID, err))
+		}
+		if ok {
+			reversed++
+		}
+	}
+	return reversed, errors.Join(errs...)
+}
+
+func (s *Service) revertir(ctx context.Context, in Intento) (bool, error) {
+	claimed, err := s.store.MoveIntento(ctx, in.ID, ResultadoNoRegistrada, ResultadoRevirtiendo, nil)
+	if err != nil || !claimed {
+		return false, err
+	}
+	now := s.now()
+	audit := &Intento{
+		AutorizacionID: in.AutorizacionID, Operacion: UpstreamGrabarReversoAutorizacion, RequestID: in.RequestID,
+		NumeroTarjeta: in.NumeroTarjeta, Identificacion: in.Identificacion,
+		Solicitud:  mustJSON(resumenReverso{NumeroTarjeta: in.NumeroTarjeta, Identificacion: in.Identificacion}),
+		Resultado:  ResultadoOK,
+		IniciadoAt: now,
+	}
+	res, callErr := s.cs.GrabarReversoAutorizacion(context.WithoutCancel(ctx), creditsystem.GrabarReversoAutorizacionRequest{
+		NumeroAutorizacion: in.AutorizacionID, NumeroTarjeta: in.NumeroTarjeta, Identificacion: in.Identificacion,
+	})
+	now = s.now()
+	wctx, cancel := s.outcomeContext(ctx)
+	defer cancel()
+	to := ResultadoRevertida
+	switch kind := upstream.KindOf(callErr); {
+	case callErr == nil:
+		audit.Respuesta, audit.TerminadoAt = mustJSON(res.Raw), now
+	case kind == upstream.NotSent:
+		// Nothing left: the next pass tries again.
+		_, err := s.store.MoveIntento(wctx, in.ID, ResultadoRevirtiendo, ResultadoNoRegistrada, nil)
+		return false, errors.Join(callErr, err)
+	default:
+		s.anotarFallo(audit, callErr, now)
+		to = ResultadoReversoRechazado
+		if applied(callErr) {
+			to = ResultadoReversoDesconocido
+		}
+	}
+	err = storage.RetryWrite(wctx, func(ctx context.Context) error {
+		_, err := s.store.MoveIntento(ctx, in.ID, ResultadoRevirtiendo, to, audit)
+		return err
+	})
+	if to != ResultadoRevertida {
+		s.log.ErrorContext(ctx, "an unrecorded authorization could not be reversed automatically; an operator must reverse it",
+			"autorizacion_id", in.AutorizacionID, "attempt_id", in.ID, "outcome", to, "error", callErr)
+		return false, err
+	}
+	s.log.WarnContext(ctx, "an authorization granted but not recorded was reversed", "autorizacion_id", in.AutorizacionID, "attempt_id", in.ID)
+	return err == nil, err
+}
+
+// Run calls ReversarNoRegistradas every interval until ctx ends.
+func (s *Service) Run(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := s.ReversarNoRegistradas(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "consumption: reversal pass", "error", err)
+		}
+	}
+}
+
+// Pendientes counts what needs a person (see Store.Unknown), for the service's metrics.
+func (s *Service) Pendientes(ctx context.Context) (held, unrecorded int, err error) {
+	return s.store.Unknown(ctx, s.now().Add(-s.staleAfter))
 }

@@ -24,10 +24,20 @@ const (
 	ResultadoFault      Resultado = "fault"     // SOAP fault
 	ResultadoTimeout    Resultado = "timeout"   // no answer within CREDITSYSTEM_TIMEOUT
 	ResultadoTransporte Resultado = "transport" // connection or undecodable answer
+	ResultadoNoEnviado  Resultado = "not_sent"  // the request's deadline passed before the call
 
 	// Written by Service.Reconciliar: an operator settled a held operation.
 	ResultadoConciliadoAplicada   Resultado = "reconciled_applied"
 	ResultadoConciliadoNoAplicada Resultado = "reconciled_not_applied"
+
+	// A GrabarAutorizacion the creditsystem granted whose record could not be stored, and what
+	// Service.ReversarNoRegistradas did about it: reversing (claimed by a pass), reversed,
+	// or left to an operator (the reversal was refused, or its outcome is unknown).
+	ResultadoNoRegistrada       Resultado = "granted_unrecorded"
+	ResultadoRevirtiendo        Resultado = "reversing"
+	ResultadoRevertida          Resultado = "granted_reversed"
+	ResultadoReversoRechazado   Resultado = "reversal_rejected"
+	ResultadoReversoDesconocido Resultado = "reversal_unknown"
 )
 
 // Intento is the audit of one upstream call of the consumption module that creates or moves an
@@ -42,6 +52,10 @@ type Intento struct {
 	AutorizacionID  string          `bun:"autorizacion_id,nullzero"`
 	Operacion       string          `bun:"operacion,notnull"`
 	RequestID       string          `bun:"request_id,nullzero"`
+	// NumeroTarjeta and Identificacion of a GrabarAutorizacion attempt: what reversing it needs
+	// when the authorization was granted but not recorded.
+	NumeroTarjeta  string `bun:"numero_tarjeta,nullzero"`
+	Identificacion string `bun:"identificacion,nullzero"`
 	Solicitud       json.RawMessage `bun:"solicitud,notnull"`
 	Resultado       Resultado       `bun:"resultado,notnull"`
 	CodigoUpstream  *int            `bun:"codigo_upstream"`
@@ -104,11 +118,21 @@ func (s *Store) FinishIntento(ctx context.Context, in *Intento) error {
 	return finishIntento(ctx, s.db, in)
 }
 
+// uniqueAutorizacion is the unique autorizacion_id of consumos (see Migrations).
+var uniqueAutorizacion = storage.Unique{Name: "consumos_autorizacion_id_key", Table: "consumos", Columns: []string{"autorizacion_id"}}
+
+// errYaRegistrada: a record with the authorization's id exists already (the creditsystem named
+// an id twice).
+var errYaRegistrada = errors.New("consumption: an authorization with this id is already recorded")
+
 // InsertAutorizado stores the record of a granted authorization and completes its attempt, in
 // one transaction.
 func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
+			if uniqueAutorizacion.Violated(err) {
+				return fmt.Errorf("%w: %s", errYaRegistrada, c.AutorizacionID)
+			}
 			return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
 		}
 		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
@@ -228,6 +252,61 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 		return nil
 	})
 	return out, err
+}
+
+// NoRegistradas lists up to limit attempts of granted authorizations that have no record
+// (ResultadoNoRegistrada), oldest first.
+func (s *Store) NoRegistradas(ctx context.Context, limit int) ([]Intento, error) {
+	var out []Intento
+	if err := s.db.NewSelect().Model(&out).Where("resultado = ?", ResultadoNoRegistrada).Order("id").Limit(limit).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("consumption: unrecorded authorizations: %w", err)
+	}
+	return out, nil
+}
+
+// MoveIntento changes an attempt's result from one value to another (compare-and-set) and reports
+// whether it did; with audit, the audit row is inserted in the same transaction.
+func (s *Store) MoveIntento(ctx context.Context, id int64, from, to Resultado, audit *Intento) (bool, error) {
+	var moved bool
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*Intento)(nil)).Set("resultado = ?", to).
+			Where("id = ?", id).Where("resultado = ?", from).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("consumption: attempt %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil
+		}
+		moved = true
+		if audit == nil {
+			return nil
+		}
+		return insertIntento(ctx, tx, audit)
+	})
+	return moved, err
+}
+
+// Unknown counts what needs a person: records held by an operation whose outcome is unknown
+// (flagged, or started before staleBefore: a process that died during the call), authorizations
+// whose call started before staleBefore and never ended, and granted authorizations that could
+// be neither recorded nor reversed.
+func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrecorded int, err error) {
+	held, err = s.db.NewSelect().Model((*Consumo)(nil)).Where("operacion_en_curso IS NOT NULL").
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("resultado_desconocido").WhereOr("operacion_iniciada_at < ?", staleBefore)
+		}).Count(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("consumption: count unknown outcomes: %w", err)
+	}
+	unrecorded, err = s.db.NewSelect().Model((*Intento)(nil)).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("resultado IN (?)", bun.In([]Resultado{ResultadoNoRegistrada, ResultadoRevirtiendo, ResultadoReversoRechazado, ResultadoReversoDesconocido})).
+				WhereOr("operacion = ? AND resultado = ? AND iniciado_at < ?", UpstreamGrabarAutorizacion, ResultadoPendiente, staleBefore)
+		}).Count(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("consumption: count unrecorded authorizations: %w", err)
+	}
+	return held, unrecorded, nil
 }
 
 // save writes every column of the locked record c.

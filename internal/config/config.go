@@ -68,6 +68,10 @@ type Common struct {
 	LogLevel slog.Level `env:"LOG_LEVEL" envDefault:"info"`
 	// BodyLimit is the largest accepted request body in bytes (default 1 MiB).
 	BodyLimit int `env:"BODY_LIMIT" envDefault:"1048576"`
+	// RequestTimeout bounds the database work of a request before its upstream call (seconds,
+	// default 10, well under a client's timeout and the upstreams' 30 s): past it the request
+	// fails with nothing sent, and on PostgreSQL no statement runs or waits for a lock longer.
+	RequestTimeout time.Duration `env:"REQUEST_TIMEOUT" envDefault:"10"`
 }
 
 // Production reports whether APP_ENV is production.
@@ -95,6 +99,7 @@ func (c *Common) LogValue() slog.Value {
 		jwt,
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int("body_limit", c.BodyLimit),
+		slog.Duration("request_timeout", c.RequestTimeout),
 	)
 }
 
@@ -110,6 +115,7 @@ func (c *Common) validate(p *problems) {
 	if c.BodyLimit < 1 {
 		p.add("BODY_LIMIT", "must be a positive number of bytes")
 	}
+	p.positiveDuration("REQUEST_TIMEOUT", c.RequestTimeout)
 	if storage.CheckURL(c.DatabaseURL.Reveal()) != nil {
 		p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
 	}

@@ -29,6 +29,10 @@ type Creditsystem struct {
 	Terminal      string `env:"CREDITSYSTEM_TERMINAL"`
 	// Timeout bounds every SOAP call (CREDITSYSTEM_TIMEOUT, seconds, default 30).
 	Timeout time.Duration `env:"CREDITSYSTEM_TIMEOUT" envDefault:"30"`
+	// ReconcileInterval is the time between passes that reverse authorizations the creditsystem
+	// granted but the service could not record (CREDIT_RECONCILE_INTERVAL, seconds, default
+	// 60; 0 turns them off).
+	ReconcileInterval time.Duration `env:"CREDIT_RECONCILE_INTERVAL" envDefault:"60"`
 	// OTPBypass is the fixed OTP sent as cCodigoOtp when a request carries no otp (translation
 	// rule 2). Production requires it and refuses DevOTPBypass; in development an empty value
 	// means the fake's code.
@@ -106,6 +110,9 @@ func (c *Credit) validate(p *problems) {
 	p.required("CREDITSYSTEM_TERMINAL", cs.Terminal)
 	p.maxLen("CREDITSYSTEM_TERMINAL", cs.Terminal, 15)
 	p.positiveDuration("CREDITSYSTEM_TIMEOUT", cs.Timeout)
+	if cs.ReconcileInterval < 0 {
+		p.add("CREDIT_RECONCILE_INTERVAL", "must be a number of seconds, 0 or more")
+	}
 	if p.production {
 		p.secret("CREDITSYSTEM_SERVICE_KEY", cs.ServiceKey, DevCreditsystemServiceKey)
 		p.secret("CREDITSYSTEM_OTP_BYPASS", cs.OTPBypass, DevOTPBypass)

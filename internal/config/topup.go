@@ -157,6 +157,11 @@ func (t *Topup) validate(p *problems, mock *bool) {
 		p.add("RECARGAS_RECONCILE_INTERVAL", "must be a number of seconds, 0 or more")
 	}
 	p.positiveDuration("RECARGAS_RECONCILE_PENDING_AFTER", r.ReconcilePendingAfter)
+	if r.ReconcilePendingAfter > 0 && c.Timeout > 0 && r.ReconcilePendingAfter <= c.Timeout {
+		// A pending record younger than the carrier timeout may still have its top-up in flight:
+		// the reconciler would send it a second time while the first is on its way.
+		p.add("RECARGAS_RECONCILE_PENDING_AFTER", "must be greater than CARRIER_TIMEOUT (a top-up still in flight would be sent again)")
+	}
 	p.positiveDuration("RECARGAS_RECONCILE_RETRY_AFTER", r.ReconcileRetryAfter)
 	if r.ReconcileMaxRetries < -1 {
 		p.add("RECARGAS_RECONCILE_MAX_RETRIES", "must be an integer, -1 or more")

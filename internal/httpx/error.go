@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,12 @@ func resolve(err error, mapper func(error) *Error) *Error {
 		if he := mapper(err); he != nil {
 			return he
 		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The request's own deadline (Config.RequestTimeout): the database work before the
+		// upstream call took too long, and nothing was sent upstream (an upstream call runs to
+		// its own deadline and is answered by the mapper).
+		return &Error{Status: http.StatusServiceUnavailable, Message: "The request could not be completed within its deadline; nothing was sent upstream. Try again.", Err: err}
 	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) && fe.Code >= 400 && fe.Code < 500 {

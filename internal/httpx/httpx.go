@@ -51,6 +51,9 @@ type Config struct {
 	// Registry receives the HTTP metrics and is served at GET /metrics; nil creates one. Pass your
 	// own to register more collectors (for example metrics.Transport) on the same endpoint.
 	Registry *prometheus.Registry
+	// RequestTimeout is the deadline of every request's context (the database work before an
+	// upstream call); 0 means none. An error that is that deadline is a 503.
+	RequestTimeout time.Duration
 }
 
 // Locals keys.
@@ -91,10 +94,23 @@ func New(cfg Config) *fiber.App {
 		ReadTimeout:                  30 * time.Second,
 		IdleTimeout:                  120 * time.Second,
 	})
-	app.Use(requestID, observe(cfg.Logger, m), recoverer, noNULInURL, identityBodyOnly)
+	app.Use(requestID, observe(cfg.Logger, m), recoverer, noNULInURL, identityBodyOnly, deadline(cfg.RequestTimeout))
 	app.Get("/up", health(cfg.Health, cfg.HealthTimeout))
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry})))
 	return app
+}
+
+// deadline gives the request's context its deadline.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if d <= 0 {
+			return c.Next()
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }
 
 // RequestID returns the request's id (from X-Request-Id or generated).

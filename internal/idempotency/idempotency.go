@@ -12,8 +12,9 @@
 //   - keys are scoped to the caller (the scope function: a user's sub, the service key) and kept
 //     at least 24 hours ([DefaultTTL]); the same key of another caller is another key;
 //   - the first request with a key runs and its answer is stored, whatever its status, except
-//     401, 403, 409 and 429, which mean the request did not run (bad or used credentials, a
-//     conflict with another request, a limit): the key is released and may be used again;
+//     401, 403, 409, 429 and 503, which mean the request did not run (bad or used credentials, a
+//     conflict with another request, a limit, the request's deadline passed before anything was
+//     sent): the key is released and may be used again;
 //   - the same key with the same request (method, URL and body, byte for byte) replays the
 //     stored status, Content-Type and body with Idempotent-Replayed: true;
 //   - the same key with another request is 422;
@@ -210,7 +211,7 @@ func Fingerprint(method, path string, body []byte) string {
 // notRun are the statuses of an answer given without running the request: the key is released.
 func notRun(status int) bool {
 	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusTooManyRequests:
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	}
 	return false

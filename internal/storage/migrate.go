@@ -166,6 +166,12 @@ func locked(ctx context.Context, db *bun.DB, table string, fn func(ctx context.C
 		return fmt.Errorf("storage: migration lock: %w", err)
 	}
 	defer conn.Close()
+	// A migration, and the wait for another instance's, may take longer than a request's
+	// statement_timeout (WithStatementTimeout).
+	if _, err := conn.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = 0"); err != nil {
+		return fmt.Errorf("storage: migration lock: %w", err)
+	}
+	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout; RESET lock_timeout") }()
 	// Keyed by schema and table, so parallel test schemas do not wait for each other.
 	const key = "hashtext(current_schema() || '.' || ?)"
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")", table); err != nil {

@@ -3,11 +3,13 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,12 +27,56 @@ import (
 // sqlitePragmas are required for correct concurrent writes; see the package documentation.
 const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 
+// Option configures Open.
+type Option func(*openOptions)
+
+type openOptions struct {
+	wrap             func(driver.Connector) driver.Connector
+	statementTimeout time.Duration
+}
+
+// WithStatementTimeout bounds, on PostgreSQL, every statement and every wait for a lock
+// (statement_timeout and lock_timeout of each connection): a table locked for longer fails the
+// statements that wait on it instead of holding the pool's connections. Migrations lift it.
+func WithStatementTimeout(d time.Duration) Option {
+	return func(o *openOptions) { o.statementTimeout = d }
+}
+
+// WithConnector wraps the database driver's connector: tests inject faults with it
+// (storagetest.Faults).
+func WithConnector(wrap func(driver.Connector) driver.Connector) Option {
+	return func(o *openOptions) { o.wrap = wrap }
+}
+
+// sqliteDriver is the driver modernc.org/sqlite registered as "sqlite".
+var sqliteDriver = func() driver.Driver {
+	db, _ := sql.Open("sqlite", "") // opens nothing: sql.Open only finds the driver
+	defer db.Close()
+	return db.Driver()
+}()
+
+// sqliteConnector opens SQLite connections for sql.OpenDB.
+type sqliteConnector struct{ dsn string }
+
+func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
+	return sqliteDriver.Open(c.dsn)
+}
+func (c sqliteConnector) Driver() driver.Driver { return sqliteDriver }
+
 // Open opens the database named by databaseURL and checks that it answers.
 //
 // A postgres:// or postgresql:// URL opens PostgreSQL; any other "scheme://" URL is refused;
 // anything else is taken as a SQLite file path (optionally prefixed with "sqlite:" or "file:",
 // query parameters kept), whose directory is created when missing.
-func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	wrap := func(c driver.Connector) driver.Connector { return c }
+	if o.wrap != nil {
+		wrap = o.wrap
+	}
 	if databaseURL == "" {
 		return nil, errors.New("storage: empty database URL")
 	}
@@ -43,7 +89,11 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		sqldb := stdlib.OpenDB(*cfg)
+		if ms := o.statementTimeout.Milliseconds(); ms > 0 {
+			cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
+			cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(ms, 10)
+		}
+		sqldb := sql.OpenDB(wrap(stdlib.GetConnector(*cfg)))
 		sqldb.SetMaxOpenConns(20)
 		sqldb.SetMaxIdleConns(10)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
@@ -53,10 +103,7 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		sqldb, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			return nil, fmt.Errorf("storage: open sqlite: %w", err)
-		}
+		sqldb := sql.OpenDB(wrap(sqliteConnector{dsn: dsn}))
 		// SQLite has one writer at a time: with several pooled connections, waiting writers
 		// sleep in SQLite's busy handler (up to 100 ms a round), which made the p99 of
 		// concurrent writes near a second. One connection queues them in Go instead, as
@@ -72,6 +119,17 @@ func Open(ctx context.Context, databaseURL string) (*bun.DB, error) {
 		return nil, fmt.Errorf("storage: database does not answer (%s): %w", Redact(databaseURL), err)
 	}
 	return db, nil
+}
+
+// OpenHealth opens a pool of one connection of its own on the database, for GET /up: the health
+// check answers even when the service's pool is exhausted by requests waiting on a lock.
+func OpenHealth(ctx context.Context, databaseURL string) (*sql.DB, error) {
+	db, err := Open(ctx, databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db.DB, nil
 }
 
 // CheckURL refuses a "scheme://" value that Open would not read as PostgreSQL or SQLite (mysql://,

@@ -420,3 +420,90 @@ func (h *consumoHandlers) reversoConsumo(c *fiber.Ctx) error {
 		"message":         "Consumption reversed",
 	})
 }
+
+// intentoJSON is one audited upstream attempt of an authorization.
+type intentoJSON struct {
+	Operacion       string  `json:"operacion"`
+	Resultado       string  `json:"resultado"`
+	CodigoUpstream  *int    `json:"codigo_upstream"`
+	MensajeUpstream *string `json:"mensaje_upstream"`
+	RequestID       *string `json:"request_id"`
+	IniciadoAt      string  `json:"iniciado_at"`
+	TerminadoAt     *string `json:"terminado_at"`
+}
+
+// consumoRecordJSON is the consumption record as GET /consumo/:autorizacion_id shows it: every
+// field of the specification's record but the OTP (otp_registrado says whether one is), what
+// holds it, whether the outcome of that operation is unknown, and the attempts.
+type consumoRecordJSON struct {
+	AutorizacionID       string          `json:"autorizacion_id"`
+	NumeroOperacion      json.RawMessage `json:"numero_operacion"`
+	Estado               string          `json:"estado"`
+	CodigoEmpresa        string          `json:"codigo_empresa"`
+	Identificacion       string          `json:"identificacion"`
+	NumeroTarjeta        *string         `json:"numero_tarjeta"`
+	CodigoProducto       *string         `json:"codigo_producto"`
+	CodigoTipoCupo       *string         `json:"codigo_tipo_cupo"`
+	CodigoTipoOperacion  *string         `json:"codigo_tipo_operacion"`
+	Monto                json.RawMessage `json:"monto"`
+	Plazo                int             `json:"plazo"`
+	PuntoVenta           *string         `json:"punto_venta"`
+	OTPRegistrado        bool            `json:"otp_registrado"`
+	NumeroFactura        *string         `json:"numero_factura"`
+	MontoFacturado       json.RawMessage `json:"monto_facturado"`
+	FechaFactura         *string         `json:"fecha_factura"`
+	BiometriaRequerida   bool            `json:"biometria_requerida"`
+	SourceSystem         string          `json:"source_system"`
+	OperacionEnCurso     *string         `json:"operacion_en_curso"`
+	OperacionIniciadaAt  *string         `json:"operacion_iniciada_at"`
+	ResultadoDesconocido bool            `json:"resultado_desconocido"`
+	CreatedAt            string          `json:"created_at"`
+	UpdatedAt            string          `json:"updated_at"`
+	Intentos             []intentoJSON   `json:"intentos"`
+}
+
+func text(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func textTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return text(formatTime(t))
+}
+
+// GET /consumo/:autorizacion_id
+func (h *consumoHandlers) get(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	id := c.Params("autorizacion_id")
+	rec, err := h.svc.Consumo(ctx, id)
+	if err != nil {
+		return err
+	}
+	intentos, err := h.svc.Intentos(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := consumoRecordJSON{
+		AutorizacionID: rec.AutorizacionID, NumeroOperacion: numeroOperacion(rec.NumeroOperacion), Estado: string(rec.Estado),
+		CodigoEmpresa: rec.CodigoEmpresa, Identificacion: rec.Identificacion, NumeroTarjeta: text(rec.NumeroTarjeta),
+		CodigoProducto: text(rec.CodigoProducto), CodigoTipoCupo: text(rec.CodigoTipoCupo), CodigoTipoOperacion: text(rec.CodigoTipoOperacion),
+		Monto: money(&rec.Monto), Plazo: rec.Plazo, PuntoVenta: text(rec.PuntoVenta), OTPRegistrado: rec.OTPRegistrado(),
+		NumeroFactura: text(rec.NumeroFactura), MontoFacturado: jsonDecimal(rec.MontoFacturado), FechaFactura: text(rec.FechaFactura.String()),
+		BiometriaRequerida: rec.BiometriaRequerida, SourceSystem: rec.SourceSystem, OperacionEnCurso: text(rec.OperacionEnCurso),
+		OperacionIniciadaAt: textTime(rec.OperacionIniciadaAt), ResultadoDesconocido: rec.ResultadoDesconocido,
+		CreatedAt: formatTime(rec.CreatedAt), UpdatedAt: formatTime(rec.UpdatedAt), Intentos: []intentoJSON{},
+	}
+	for _, in := range intentos {
+		out.Intentos = append(out.Intentos, intentoJSON{
+			Operacion: in.Operacion, Resultado: string(in.Resultado), CodigoUpstream: in.CodigoUpstream,
+			MensajeUpstream: text(in.MensajeUpstream), RequestID: text(in.RequestID),
+			IniciadoAt: formatTime(in.IniciadoAt), TerminadoAt: textTime(in.TerminadoAt),
+		})
+	}
+	return c.JSON(out)
+}

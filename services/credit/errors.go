@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -25,14 +26,22 @@ const (
 // does not know, which httpx answers 500 without internals.
 func mapError(err error) *httpx.Error {
 	var (
-		invalid  *validation.Error
-		notFound *clients.NotFoundError
-		exists   *clients.ExistsError
-		syncErr  *clients.SyncError
+		invalid    *validation.Error
+		notFound   *clients.NotFoundError
+		exists     *clients.ExistsError
+		syncErr    *clients.SyncError
+		unrecorded *consumption.UnrecordedError
 	)
 	switch {
 	case errors.As(err, &invalid):
 		return httpx.ValidationError(invalid.Strings()...)
+	case errors.As(err, &unrecorded):
+		// The creditsystem acted and its answer could not be written: the ids go back with the
+		// answer, and what happens next (docs: "When something fails").
+		he := &httpx.Error{Status: http.StatusInternalServerError, Message: unrecorded.Error(), Err: err}
+		he.Body = unrecordedJSON{Envelope: he.Envelope(), AutorizacionID: unrecorded.AutorizacionID,
+			NumeroOperacion: numeroOperacion(unrecorded.NumeroOperacion), Operation: unrecorded.Operacion}
+		return he
 
 	// Client registry.
 	case errors.As(err, &exists):
@@ -61,6 +70,15 @@ func mapError(err error) *httpx.Error {
 		return httpx.WrapError(http.StatusConflict, err.Error(), err)
 	}
 	return upstreamAnswer(err, "", "")
+}
+
+// unrecordedJSON is the 500 of an operation the creditsystem applied but the service could not
+// record: the envelope and the ids.
+type unrecordedJSON struct {
+	httpx.Envelope
+	AutorizacionID  string          `json:"autorizacion_id"`
+	NumeroOperacion json.RawMessage `json:"numero_operacion"`
+	Operation       string          `json:"operation"`
 }
 
 // upstreamAnswer maps an SDK error by its kind (docs/sdk-conventions.md), nil when err is none:

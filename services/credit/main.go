@@ -144,7 +144,7 @@ func run(ctx context.Context, args []string) error {
 		return errUsage
 	}
 
-	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal(), storage.WithStatementTimeout(cfg.RequestTimeout))
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,12 @@ func run(ctx context.Context, args []string) error {
 		return reconcile(ctx, db, reconcileArgs[0], reconcileArgs[1], os.Stdout)
 	}
 
-	s, err := newServer(ctx, cfg, deps{DB: db, Logger: log})
+	health, err := storage.OpenHealth(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		return err
+	}
+	defer health.Close()
+	s, err := newServer(ctx, cfg, deps{DB: db, Health: health, Logger: log})
 	if err != nil {
 		return err
 	}

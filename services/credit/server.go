@@ -32,7 +32,9 @@ const serviceName = "credit"
 // deps are what main (or a test) hands to newServer besides the configuration.
 type deps struct {
 	// DB is open and migrated (credit.Migrations); the caller closes it.
-	DB     *bun.DB
+	DB *bun.DB
+	// Health answers GET /up from a connection of its own (storage.OpenHealth); nil: DB.
+	Health httpx.Pinger
 	Logger *slog.Logger
 }
 
@@ -93,13 +95,18 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 		return nil, err
 	}
 
+	health := d.Health
+	if health == nil {
+		health = d.DB
+	}
 	s.app = httpx.New(httpx.Config{
-		Service:     serviceName,
-		Logger:      log,
-		BodyLimit:   cfg.BodyLimit,
-		Health:      d.DB,
-		ErrorMapper: mapError,
-		Registry:    reg,
+		Service:        serviceName,
+		Logger:         log,
+		BodyLimit:      cfg.BodyLimit,
+		Health:         health,
+		ErrorMapper:    mapError,
+		Registry:       reg,
+		RequestTimeout: cfg.RequestTimeout,
 	})
 	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
 	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos})

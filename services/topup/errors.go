@@ -37,6 +37,9 @@ func mapError(err error) *httpx.Error {
 func statusOf(err error) int {
 	var carrierErr *topup.CarrierError
 	switch kind := upstream.KindOf(err); {
+	case errors.Is(err, topup.ErrNotRecorded):
+		// The carrier answered and the answer could not be written: the ids go back with it.
+		return http.StatusInternalServerError
 	case errors.Is(err, topup.ErrInvalidRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, topup.ErrActionTokenUsed), errors.Is(err, topup.ErrActionTokenInvalid):
@@ -71,8 +74,18 @@ func errorBody(status int, err error) any {
 		re *topup.RejectedError
 		ve *topup.ValidationError
 		de *topup.DuplicateError
+		ue *topup.UnrecordedError
 	)
 	switch {
+	case errors.As(err, &ue):
+		t := ue.Transaction
+		const text = "the carrier answered, but its answer could not be recorded: the top-up is being reconciled; do not send it again, look the transaction up"
+		if t.Source == topup.SourceDashboard {
+			return rechargeAnswer{TransactionID: t.ID.String(), ExternalTransactionID: t.ExternalTransactionID,
+				Status: string(t.Status), Error: text, Message: "ERROR"}
+		}
+		return webhookAnswer{TransactionID: t.ID.String(), ExternalTransactionID: t.ExternalTransactionID, Source: string(t.Source),
+			InvoiceNumber: nullable(t.InvoiceNumber), Status: string(t.Status), Error: text}
 	case errors.As(err, &ce) && ce.Transaction != nil:
 		t := ce.Transaction
 		a := rechargeAnswer{

@@ -36,7 +36,9 @@ const notificationWorkers = 5
 // deps are what run (or a test) hands to newServer besides the configuration.
 type deps struct {
 	// DB is the open, migrated database; run opens and closes it.
-	DB     *bun.DB
+	DB *bun.DB
+	// Health answers GET /up from a connection of its own (storage.OpenHealth); nil: DB.
+	Health httpx.Pinger
 	Logger *slog.Logger
 	// Sender, when set, makes this process work the recharge-notifications queue with it (the
 	// e-mail sender of the notifications issue registers here). Nil: the process only inserts
@@ -119,13 +121,18 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	}
 	authn := auth.NewAuthenticator(verifier, auth.WithHeaderKey(cfg.ServiceKey.Reveal()))
 
+	health := d.Health
+	if health == nil {
+		health = d.DB
+	}
 	app := httpx.New(httpx.Config{
-		Service:     serviceName,
-		Logger:      log,
-		BodyLimit:   cfg.BodyLimit,
-		Health:      d.DB,
-		ErrorMapper: mapError,
-		Registry:    reg,
+		Service:        serviceName,
+		Logger:         log,
+		BodyLimit:      cfg.BodyLimit,
+		Health:         health,
+		ErrorMapper:    mapError,
+		Registry:       reg,
+		RequestTimeout: cfg.RequestTimeout,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
 

@@ -1,0 +1,161 @@
+package storagetest
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// ErrInjected is the error of a statement Faults made fail.
+var ErrInjected = errors.New("storagetest: injected database fault")
+
+// Faults makes chosen statements of a database fail, to test what a service answers and records
+// when a write fails after an upstream acted. Open a database through it with Open; the rules
+// apply to every connection of that database.
+type Faults struct {
+	mu    sync.Mutex
+	rules []*rule
+	hits  int
+}
+
+type rule struct {
+	re        *regexp.Regexp
+	remaining int // < 0: until Clear
+}
+
+// Open opens a second handle on the target's database whose statements pass through f. It is
+// closed at the end of the test.
+func (f *Faults) Open(t testing.TB, tg Target) *bun.DB {
+	t.Helper()
+	db, err := storage.Open(t.Context(), tg.URL, storage.WithConnector(func(c driver.Connector) driver.Connector {
+		return faultConnector{inner: c, f: f}
+	}))
+	if err != nil {
+		t.Fatalf("open %s with faults: %v", tg.Name, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// Fail makes the next n statements whose SQL matches pattern fail (n < 0: every one, until
+// Clear).
+func (f *Faults) Fail(pattern string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = append(f.rules, &rule{re: regexp.MustCompile(pattern), remaining: n})
+}
+
+// Clear drops every rule.
+func (f *Faults) Clear() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = nil
+}
+
+// Hits counts the statements made to fail.
+func (f *Faults) Hits() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits
+}
+
+func (f *Faults) check(query string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.rules {
+		if r.remaining != 0 && r.re.MatchString(query) {
+			if r.remaining > 0 {
+				r.remaining--
+			}
+			f.hits++
+			return ErrInjected
+		}
+	}
+	return nil
+}
+
+type faultConnector struct {
+	inner driver.Connector
+	f     *Faults
+}
+
+func (c faultConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &faultConn{Conn: conn, f: c.f}, nil
+}
+
+func (c faultConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// faultConn checks every statement against the rules before the real connection runs it.
+type faultConn struct {
+	driver.Conn
+	f *Faults
+}
+
+func (c *faultConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if err := c.f.check(query); err != nil {
+		return nil, err
+	}
+	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, query)
+	}
+	return c.Conn.Prepare(query)
+}
+
+func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if err := c.f.check(query); err != nil {
+		return nil, err
+	}
+	if e, ok := c.Conn.(driver.ExecerContext); ok {
+		return e.ExecContext(ctx, query, args)
+	}
+	return nil, driver.ErrSkip
+}
+
+func (c *faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.f.check(query); err != nil {
+		return nil, err
+	}
+	if q, ok := c.Conn.(driver.QueryerContext); ok {
+		return q.QueryContext(ctx, query, args)
+	}
+	return nil, driver.ErrSkip
+}
+
+func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return c.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+}
+
+func (c *faultConn) Ping(ctx context.Context) error {
+	if p, ok := c.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (c *faultConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *faultConn) CheckNamedValue(v *driver.NamedValue) error {
+	if n, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return n.CheckNamedValue(v)
+	}
+	return driver.ErrSkip
+}
