@@ -2,10 +2,12 @@ package carrier_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 // wireTap keeps the bodies that really went out.
@@ -143,6 +146,66 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	})
 }
 
+// The log line of a call names its kind: "ok" for a success, otherwise the
+// upstream.Kind of the error. A request refused before any call logs nothing.
+func TestLogKind(t *testing.T) {
+	srv := newServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/spr"
+	ln.Close()
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	c := newClient(t, config(srv.URL, 300*time.Millisecond), carrier.WithLogger(logger))
+	down := newClient(t, config(refused, 300*time.Millisecond), carrier.WithLogger(logger))
+
+	tests := []struct {
+		name   string
+		script *carriertest.Reaction
+		client *carrier.Client
+		want   string // "" for no line
+	}{
+		{name: "success", want: "ok"},
+		{name: "business error", script: ptr(carriertest.BusinessError("1", "no balance")), want: upstream.Rejected.String()},
+		{name: "fault", script: ptr(carriertest.Fault("soap:Server", "down")), want: upstream.Fault.String()},
+		{name: "timeout", script: ptr(carriertest.Hang()), want: upstream.OutcomeUnknown.String()},
+		{name: "refused", client: down, want: upstream.NotSent.String()},
+		{name: "invalid request"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			if tt.script != nil {
+				srv.Script(carrier.FunctionTopup, *tt.script)
+			}
+			client := c
+			if tt.client != nil {
+				client = tt.client
+			}
+			req := topup(fmt.Sprintf("LOG-%d", i), "593987654321")
+			if tt.want == "" {
+				req.OfferID = ""
+			}
+			_, _ = client.Topup(t.Context(), req)
+			if tt.want == "" {
+				if logs.Len() != 0 {
+					t.Errorf("logged %s, want nothing", logs.Bytes())
+				}
+				return
+			}
+			var line struct{ Kind, Function string }
+			if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+				t.Fatalf("log %q: %v", logs.Bytes(), err)
+			}
+			if line.Kind != tt.want || line.Function != carrier.FunctionTopup {
+				t.Errorf("log %s: kind %q, want %q", logs.Bytes(), line.Kind, tt.want)
+			}
+		})
+	}
+}
+
 // An SPR that answers without end costs at most MaxAnswerSize of reading
 // and is a malformed answer.
 func TestHugeAnswer(t *testing.T) {
@@ -162,8 +225,8 @@ func TestHugeAnswer(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	res, err := c.Topup(t.Context(), topup("HUGE-1", "593987654321"))
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, carrier.ErrMalformedAnswer) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-		t.Fatalf("err = %v, want ErrMalformedAnswer", err)
+	if !errors.Is(err, carrier.ErrMalformedAnswer) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+		t.Fatalf("err = %v (kind %v), want ErrMalformedAnswer, outcome unknown", err, upstream.KindOf(err))
 	}
 	if len(res.Exchange.Response) != carrier.MaxAnswerSize {
 		t.Errorf("kept %d bytes of the answer, want %d", len(res.Exchange.Response), carrier.MaxAnswerSize)

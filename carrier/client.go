@@ -17,6 +17,7 @@ import (
 
 	"github.com/platform/integrations/carrier/internal/umsprot"
 	"github.com/platform/integrations/internal/sdkerr"
+	"github.com/platform/integrations/upstream"
 )
 
 // MaxAnswerSize bounds how much of an answer is read. SPR answers are a few
@@ -243,7 +244,7 @@ func maskPassword(data []umsprot.Data) ([]umsprot.Data, bool) {
 // happen; success needs STATUS=SUCCESS and ID_CODIGO=0 (for the inventory,
 // which moves nothing, STATUS=SUCCESS alone is enough) in a 2xx answer.
 // Anything else leaves the outcome unknown and is a *TransportError, so that
-// the top-up service reconciles rather than guesses.
+// the caller reconciles rather than guesses.
 func interpret(fn string, httpStatus int, body []byte, res *Result, scrub func(string) string) (*umsprot.Response, error) {
 	ans, derr := umsprot.DecodeAnswer(body)
 	if derr == nil && ans.Fault != nil {
@@ -356,6 +357,15 @@ func (c *Client) scrubBytes(b []byte) []byte {
 	return out
 }
 
+// logKind is the kind attribute of a call's log line (see WithLogger). Every
+// error call returns is an upstream.Error, so its kind is never 0.
+func logKind(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return upstream.KindOf(err).String()
+}
+
 func (c *Client) logCall(ctx context.Context, fn, externalID string, res *Result, err error) {
 	if c.log == nil {
 		return
@@ -364,7 +374,7 @@ func (c *Client) logCall(ctx context.Context, fn, externalID string, res *Result
 		slog.String("function", fn),
 		slog.Int("http_status", res.Exchange.HTTPStatus),
 		slog.Duration("duration", res.Exchange.Duration),
-		slog.String("outcome", Outcome(err)),
+		slog.String("kind", logKind(err)),
 	}
 	if externalID != "" {
 		attrs = append(attrs, slog.String("external_transaction_id", externalID))

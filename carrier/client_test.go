@@ -15,6 +15,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 const (
@@ -86,22 +87,22 @@ func TestTopupSuccess(t *testing.T) {
 }
 
 // TestMagicSubscribers runs the design's magic subscribers through the
-// client and checks the outcome the top-up service will record.
+// client and checks the kind of each failure.
 func TestMagicSubscribers(t *testing.T) {
 	tests := []struct {
 		subscriber  string
-		outcome     string
+		kind        upstream.Kind // 0: success
 		timeout     bool
 		ipForbidden bool
 		code        string // ID_CODIGO of the business error
 		ledger      string // the fake's ledger status afterwards, "" for none
 	}{
-		{subscriber: carriertest.SubscriberNoBalance, outcome: carrier.OutcomeFailed, code: "1", ledger: carrier.StatusError},
-		{subscriber: carriertest.SubscriberIPNotAuthorized, outcome: carrier.OutcomeUnavailable, ipForbidden: true},
-		{subscriber: carriertest.SubscriberTimeout, outcome: carrier.OutcomeUnavailable, timeout: true},
-		{subscriber: carriertest.SubscriberLateSuccess, outcome: carrier.OutcomeUnavailable, timeout: true, ledger: carrier.StatusSuccess},
-		{subscriber: "593912345678", outcome: carrier.OutcomeSuccess, ledger: carrier.StatusSuccess},
-		{subscriber: "593812345678", outcome: carrier.OutcomeSuccess, ledger: carrier.StatusSuccess},
+		{subscriber: carriertest.SubscriberNoBalance, kind: upstream.Rejected, code: "1", ledger: carrier.StatusError},
+		{subscriber: carriertest.SubscriberIPNotAuthorized, kind: upstream.Fault, ipForbidden: true},
+		{subscriber: carriertest.SubscriberTimeout, kind: upstream.OutcomeUnknown, timeout: true},
+		{subscriber: carriertest.SubscriberLateSuccess, kind: upstream.OutcomeUnknown, timeout: true, ledger: carrier.StatusSuccess},
+		{subscriber: "593912345678", ledger: carrier.StatusSuccess},
+		{subscriber: "593812345678", ledger: carrier.StatusSuccess},
 	}
 	for _, tt := range tests {
 		t.Run(tt.subscriber, func(t *testing.T) {
@@ -110,8 +111,8 @@ func TestMagicSubscribers(t *testing.T) {
 			c := newClient(t, config(srv.URL, 500*time.Millisecond))
 			id := "T-MAGIC-" + tt.subscriber
 			res, err := c.Topup(t.Context(), topup(id, tt.subscriber))
-			if got := carrier.Outcome(err); got != tt.outcome {
-				t.Fatalf("Outcome = %q (%v), want %q", got, err, tt.outcome)
+			if got := upstream.KindOf(err); got != tt.kind || (err == nil) != (tt.kind == 0) {
+				t.Fatalf("kind = %v (%v), want %v", got, err, tt.kind)
 			}
 			if carrier.IsTimeout(err) != tt.timeout || errors.Is(err, context.DeadlineExceeded) != tt.timeout {
 				t.Errorf("IsTimeout(%v) = %v, want %v", err, carrier.IsTimeout(err), tt.timeout)
@@ -144,13 +145,13 @@ func TestScriptedFailures(t *testing.T) {
 		name     string
 		reaction carriertest.Reaction
 		check    func(t *testing.T, err error)
-		outcome  string
+		kind     upstream.Kind
 		answered bool   // an HTTP answer arrived
 		ledger   string // ledger status right after the call
 	}{
 		{
 			name: "business error with a code", reaction: carriertest.BusinessError("42", "offer suspended"),
-			outcome: carrier.OutcomeFailed, answered: true, ledger: carrier.StatusError,
+			kind: upstream.Rejected, answered: true, ledger: carrier.StatusError,
 			check: func(t *testing.T, err error) {
 				var be *carrier.Error
 				if !errors.As(err, &be) || be.Code != "42" || be.Message != "offer suspended" || be.Op != carrier.FunctionTopup {
@@ -160,7 +161,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "fault in HTTP 500", reaction: carriertest.Fault("soap:Server", "SPR down"),
-			outcome: carrier.OutcomeUnavailable, answered: true,
+			kind: upstream.Fault, answered: true,
 			check: func(t *testing.T, err error) {
 				var fe *carrier.FaultError
 				if !errors.As(err, &fe) || fe.Code != "soap:Server" || fe.String != "SPR down" || fe.HTTPStatus != 500 || errors.Is(err, carrier.ErrIPNotAuthorized) {
@@ -170,7 +171,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "fault 350 in HTTP 200", reaction: carriertest.Fault("350", "IP not allowed").WithStatus(200),
-			outcome: carrier.OutcomeUnavailable, answered: true,
+			kind: upstream.Fault, answered: true,
 			check: func(t *testing.T, err error) {
 				var fe *carrier.FaultError
 				if !errors.As(err, &fe) || fe.HTTPStatus != 200 || !errors.Is(err, carrier.ErrIPNotAuthorized) {
@@ -180,7 +181,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "dropped connection", reaction: carriertest.Drop(),
-			outcome: carrier.OutcomeUnavailable,
+			kind: upstream.OutcomeUnknown,
 			check: func(t *testing.T, err error) {
 				if !carrier.IsTransport(err) || carrier.IsTimeout(err) || !strings.Contains(err.Error(), carrier.FunctionTopup) {
 					t.Errorf("err = %v", err)
@@ -189,7 +190,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "no answer until the deadline", reaction: carriertest.Hang(),
-			outcome: carrier.OutcomeUnavailable,
+			kind: upstream.OutcomeUnknown,
 			check: func(t *testing.T, err error) {
 				if !carrier.IsTimeout(err) {
 					t.Errorf("err = %v, want a timeout", err)
@@ -198,7 +199,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "late success", reaction: carriertest.LateSuccess(),
-			outcome: carrier.OutcomeUnavailable, ledger: carrier.StatusSuccess,
+			kind: upstream.OutcomeUnknown, ledger: carrier.StatusSuccess,
 			check: func(t *testing.T, err error) {
 				if !carrier.IsTimeout(err) {
 					t.Errorf("err = %v, want a timeout", err)
@@ -207,7 +208,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "bad HTTP status", reaction: carriertest.Raw(503, "<html>maintenance</html>"),
-			outcome: carrier.OutcomeUnavailable, answered: true,
+			kind: upstream.OutcomeUnknown, answered: true,
 			check: func(t *testing.T, err error) {
 				var te *carrier.TransportError
 				if !errors.As(err, &te) || te.HTTPStatus != 503 || !errors.Is(err, carrier.ErrBadStatus) {
@@ -219,7 +220,7 @@ func TestScriptedFailures(t *testing.T) {
 			name: "business error in HTTP 500",
 			reaction: carriertest.Raw(500, `<umsprot version="1"><exec_rsp result="1" diagnostic="rejected">`+
 				`<data name="MENSAJE">no balance</data><data name="ID_CODIGO">1</data><data name="STATUS">ERROR</data></exec_rsp></umsprot>`),
-			outcome: carrier.OutcomeFailed, answered: true,
+			kind: upstream.Rejected, answered: true,
 			check: func(t *testing.T, err error) {
 				var be *carrier.Error
 				if !errors.As(err, &be) || be.Code != "1" || be.Message != "no balance" || carrier.IsTransport(err) || errors.Is(err, carrier.ErrBadStatus) {
@@ -229,7 +230,7 @@ func TestScriptedFailures(t *testing.T) {
 		},
 		{
 			name: "garbage in HTTP 200", reaction: carriertest.Raw(200, "OK"),
-			outcome: carrier.OutcomeUnavailable, answered: true,
+			kind: upstream.OutcomeUnknown, answered: true,
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, carrier.ErrMalformedAnswer) || !carrier.IsTransport(err) {
 					t.Errorf("err = %v", err)
@@ -244,8 +245,8 @@ func TestScriptedFailures(t *testing.T) {
 			srv.Script(carrier.FunctionTopup, tt.reaction)
 			c := newClient(t, config(srv.URL, 500*time.Millisecond))
 			res, err := c.Topup(t.Context(), topup("T-SCRIPT-1", "593987654321"))
-			if got := carrier.Outcome(err); got != tt.outcome {
-				t.Fatalf("Outcome = %q (%v), want %q", got, err, tt.outcome)
+			if got := upstream.KindOf(err); got != tt.kind {
+				t.Fatalf("kind = %v (%v), want %v", got, err, tt.kind)
 			}
 			tt.check(t, err)
 			if res == nil || len(res.Exchange.Request) == 0 {
@@ -254,8 +255,8 @@ func TestScriptedFailures(t *testing.T) {
 			if (res.Exchange.HTTPStatus != 0) != tt.answered || (res.Exchange.Response != nil) != tt.answered {
 				t.Errorf("Exchange status %d response %q, answered %v", res.Exchange.HTTPStatus, res.Exchange.Response, tt.answered)
 			}
-			if tt.outcome == carrier.OutcomeUnavailable && res.Diagnostic == "" {
-				t.Error("no diagnostic for an unavailable call")
+			if tt.kind != upstream.Rejected && res.Diagnostic == "" {
+				t.Errorf("no diagnostic for a call of kind %v", tt.kind)
 			}
 			if entry, _ := srv.Entry("T-SCRIPT-1"); entry.Status != tt.ledger {
 				t.Errorf("ledger status %q, want %q", entry.Status, tt.ledger)
@@ -275,8 +276,8 @@ func TestDelayPastTheDeadline(t *testing.T) {
 	srv.Script(carrier.FunctionTopup, carriertest.Process().After(700*time.Millisecond))
 	c := newClient(t, config(srv.URL, 300*time.Millisecond))
 	_, err := c.Topup(t.Context(), topup("T-SLOW-1", "593987654321"))
-	if !carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-		t.Fatalf("err = %v, want a timeout", err)
+	if !carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+		t.Fatalf("err = %v, want a timeout, outcome unknown", err)
 	}
 	var entry carriertest.Entry
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -314,8 +315,8 @@ func TestCallerCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := c.Topup(ctx, topup("T-CANCEL-1", carriertest.SubscriberTimeout))
-	if !errors.Is(err, context.Canceled) || carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-		t.Fatalf("err = %v, want context.Canceled, unavailable", err)
+	if !errors.Is(err, context.Canceled) || carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+		t.Fatalf("err = %v, want context.Canceled, outcome unknown", err)
 	}
 }
 
@@ -328,8 +329,8 @@ func TestConnectionRefused(t *testing.T) {
 	l.Close()
 	c := newClient(t, config("http://"+addr+"/spr", time.Second))
 	res, err := c.Topup(t.Context(), topup("T-REFUSED-1", "593987654321"))
-	if !errors.Is(err, syscall.ECONNREFUSED) || !carrier.IsTransport(err) || carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-		t.Fatalf("err = %v, want connection refused, unavailable", err)
+	if !errors.Is(err, syscall.ECONNREFUSED) || !carrier.IsTransport(err) || carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.NotSent {
+		t.Fatalf("err = %v, want connection refused, not sent", err)
 	}
 	if !strings.Contains(err.Error(), carrier.FunctionTopup) || res.Exchange.Response != nil || len(res.Exchange.Request) == 0 {
 		t.Errorf("err %q, exchange %+v", err, res.Exchange)
@@ -514,8 +515,8 @@ func TestInvalidRequestSendsNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := tt.call()
-			if !errors.Is(err, carrier.ErrInvalidRequest) || carrier.Outcome(err) != carrier.OutcomeFailed {
-				t.Fatalf("err = %v, want ErrInvalidRequest", err)
+			if !errors.Is(err, carrier.ErrInvalidRequest) || upstream.KindOf(err) != 0 {
+				t.Fatalf("err = %v (kind %v), want ErrInvalidRequest, no upstream kind", err, upstream.KindOf(err))
 			}
 			if res == nil || res.Exchange.Request != nil {
 				t.Errorf("Result = %+v, want one with no request", res)
@@ -596,7 +597,7 @@ func TestOAuth2(t *testing.T) {
 				if (err != nil) != tt.wantErr {
 					t.Fatalf("call %d: err = %v, wantErr %v", i, err, tt.wantErr)
 				}
-				if err != nil && (!carrier.IsTransport(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable || strings.Contains(err.Error(), tt.secret)) {
+				if err != nil && (!carrier.IsTransport(err) || upstream.KindOf(err) != upstream.NotSent || strings.Contains(err.Error(), tt.secret)) {
 					t.Errorf("token failure: %v", err)
 				}
 			}

@@ -131,7 +131,10 @@ func WithHTTPClient(hc *http.Client) Option {
 }
 
 // WithLogger logs one line per call: function, external transaction id,
-// HTTP status, duration and outcome. Never the XML, never a secret.
+// HTTP status, duration and kind, which is "ok" for a success and otherwise
+// the upstream.Kind of the error ("rejected", "fault", "outcome-unknown",
+// "not-sent"), plus the error text. Never the XML, never a secret. A request
+// refused before any call (ErrInvalidRequest) sends nothing and logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {

@@ -52,11 +52,12 @@
 // one of:
 //
 //   - *Error (kind upstream.Rejected): a business error, STATUS=ERROR or any
-//     non-zero ID_CODIGO, with the code and MENSAJE/SYSTEMMESSAGE. Outcome:
-//     failed.
+//     non-zero ID_CODIGO, with the code and MENSAJE/SYSTEMMESSAGE. The
+//     carrier did not act.
 //   - *FaultError (kind upstream.Fault): a SOAP Fault in any HTTP status;
 //     errors.Is(err, ErrIPNotAuthorized) holds for faultcode 350 (also
-//     written as a QName such as soap:350 or Server.350). Outcome: unavailable.
+//     written as a QName such as soap:350 or Server.350). The carrier did
+//     not act.
 //   - *TransportError: timeout, connection refused or dropped, unreachable
 //     SPR, OAuth2 token failure, an HTTP status other than 2xx without a
 //     Fault or a business error (ErrBadStatus), or an answer that cannot be
@@ -64,17 +65,20 @@
 //     upstream.NotSent when the request provably never left (the dial
 //     failed, the OAuth2 token could not be obtained) and
 //     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
-//     Outcome: unavailable.
 //   - ErrInvalidRequest (wrapped): a required field missing; nothing was
-//     sent. It is a plain sentinel, not an upstream.Error. Outcome: failed.
+//     sent. It is a plain sentinel, not an upstream.Error (its kind is 0).
 //
 // IsTimeout reports whether err holds an upstream.Error of a call that ran
 // out of time (the client's deadline, the context's, or a network timeout):
 // upstream.IsTimeout(err).
 //
-// Outcome(err) gives the top-up service's status: OutcomeSuccess for nil,
-// OutcomeFailed, or OutcomeUnavailable (also for errors this package did not
-// make, since then nobody knows whether the carrier acted).
+// A caller classifies a call by kind: nil is a success;
+// errors.Is(err, ErrInvalidRequest) is a request refused before sending;
+// otherwise upstream.KindOf(err) says whether the carrier refused
+// (upstream.Rejected, upstream.Fault: it did not act), may have acted
+// (upstream.OutcomeUnknown: reconcile with QueryRecharge, never repeat blindly)
+// or never got the request (upstream.NotSent). Which top-up status each of
+// these leads to is the top-up domain's decision, in package topup.
 //
 // # Timeouts
 //
@@ -102,17 +106,18 @@
 //
 //   - An answer without STATUS or ID_CODIGO, or with an unknown STATUS, or
 //     with STATUS twice with different values, does not decide the outcome
-//     and is ErrMalformedAnswer (unavailable), not a business error: the
-//     top-up may have happened, so it must be reconciled, not reported as
-//     failed. STATUS=ERROR without ID_CODIGO is still a business error.
+//     and is ErrMalformedAnswer (kind upstream.OutcomeUnknown), not a
+//     business error: the top-up may have happened, so it must be
+//     reconciled, not reported as refused. STATUS=ERROR without ID_CODIGO
+//     is still a business error.
 //   - STATUS is compared without regard to case and surrounding space;
 //     ID_CODIGO is zero when it is one or more '0' digits ("0", "00").
 //   - A Fault anywhere in the answer wins over an exec_rsp in the same
 //     document.
 //   - An HTTP status outside 2xx does not hide the carrier's own answer: an
 //     exec_rsp with STATUS=ERROR or a non-zero ID_CODIGO is an *Error
-//     (failed) in any HTTP status. A body that is not an exec_rsp keeps the
-//     HTTP error (*TransportError, ErrBadStatus). An exec_rsp saying
+//     (upstream.Rejected) in any HTTP status. A body that is not an exec_rsp
+//     keeps the HTTP error (*TransportError, ErrBadStatus). An exec_rsp saying
 //     SUCCESS, or not deciding, under a non-2xx status is ErrBadStatus too:
 //     the two layers disagree, so the top-up is reconciled rather than
 //     counted. Result.Exchange.HTTPStatus always has the status.

@@ -16,14 +16,6 @@ var (
 	_ upstream.Error = (*TransportError)(nil)
 )
 
-// Outcomes of a call for the top-up service, named like the transaction
-// statuses they lead to.
-const (
-	OutcomeSuccess     = "success"
-	OutcomeFailed      = "failed"
-	OutcomeUnavailable = "unavailable"
-)
-
 var (
 	// ErrIPNotAuthorized matches, with errors.Is, a *FaultError with faultcode
 	// 350: the carrier does not accept calls from our outgoing IP address.
@@ -166,21 +158,4 @@ func IsTimeout(err error) bool { return upstream.IsTimeout(err) }
 func IsTransport(err error) bool {
 	var te *TransportError
 	return errors.As(err, &te)
-}
-
-// Outcome classifies the result of a call for the top-up service, following
-// the specification's error rules: nil is OutcomeSuccess; a business error
-// (*Error) is OutcomeFailed, and so is ErrInvalidRequest, since nothing was
-// sent; a SOAP fault, a transport error or any error this package did not
-// make is OutcomeUnavailable, because the carrier may or may not have acted.
-func Outcome(err error) string {
-	var be *Error
-	switch {
-	case err == nil:
-		return OutcomeSuccess
-	case errors.As(err, &be), errors.Is(err, ErrInvalidRequest):
-		return OutcomeFailed
-	default:
-		return OutcomeUnavailable
-	}
 }

@@ -23,38 +23,40 @@ func (netTimeout) Temporary() bool { return true }
 
 var _ net.Error = netTimeout{}
 
-// TestOutcome maps every error the client returns to the status the top-up
-// service records (rule 2 of the specification's errors), and to its upstream
-// kind.
-func TestOutcome(t *testing.T) {
+// TestErrorKinds maps every error the client returns to its upstream kind
+// (rule 2 of the specification's errors): a business error is Rejected, a
+// SOAP fault Fault, a transport error OutcomeUnknown unless the request
+// provably never left (NotSent). ErrInvalidRequest, refused before anything
+// is sent, and an error this package did not make have no kind.
+func TestErrorKinds(t *testing.T) {
 	post := func(err error) error { return &url.Error{Op: "Post", URL: "http://spr", Err: err} }
 	tests := []struct {
 		name      string
 		err       error
-		outcome   string
-		kind      upstream.Kind
+		kind      upstream.Kind // 0: no upstream.Error
+		invalid   bool          // errors.Is(err, ErrInvalidRequest)
 		timeout   bool
 		transport bool
 	}{
-		{name: "nil is success", err: nil, outcome: OutcomeSuccess},
-		{name: "business error", err: &Error{Op: FunctionTopup, Status: StatusError, Code: "1"}, outcome: OutcomeFailed, kind: upstream.Rejected},
-		{name: "wrapped business error", err: fmt.Errorf("topup: %w", &Error{Op: FunctionTopup, Code: "3"}), outcome: OutcomeFailed, kind: upstream.Rejected},
-		{name: "invalid request, nothing sent", err: fmt.Errorf("%w: x", ErrInvalidRequest), outcome: OutcomeFailed},
-		{name: "SOAP fault", err: &FaultError{Op: FunctionTopup, Code: "soap:Server"}, outcome: OutcomeUnavailable, kind: upstream.Fault},
-		{name: "fault 350", err: &FaultError{Op: FunctionTopup, Code: "350"}, outcome: OutcomeUnavailable, kind: upstream.Fault},
-		{name: "deadline", err: &TransportError{Op: FunctionTopup, Err: post(context.DeadlineExceeded)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
-		{name: "network timeout", err: &TransportError{Op: FunctionTopup, Err: post(netTimeout{})}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
-		{name: "connection refused", err: &TransportError{Op: FunctionTopup, Err: post(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})}, outcome: OutcomeUnavailable, kind: upstream.NotSent, transport: true},
-		{name: "connection dropped", err: &TransportError{Op: FunctionTopup, Err: post(io.EOF)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
-		{name: "caller cancelled", err: &TransportError{Op: FunctionTopup, Err: post(context.Canceled)}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
-		{name: "bad status", err: &TransportError{Op: FunctionTopup, HTTPStatus: 503, Err: ErrBadStatus}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
-		{name: "malformed answer", err: &TransportError{Op: FunctionTopup, HTTPStatus: 200, Err: ErrMalformedAnswer}, outcome: OutcomeUnavailable, kind: upstream.OutcomeUnknown, transport: true},
-		{name: "foreign error", err: errors.New("something else"), outcome: OutcomeUnavailable},
+		{name: "nil is success", err: nil},
+		{name: "business error", err: &Error{Op: FunctionTopup, Status: StatusError, Code: "1"}, kind: upstream.Rejected},
+		{name: "wrapped business error", err: fmt.Errorf("topup: %w", &Error{Op: FunctionTopup, Code: "3"}), kind: upstream.Rejected},
+		{name: "invalid request, nothing sent", err: fmt.Errorf("%w: x", ErrInvalidRequest), invalid: true},
+		{name: "SOAP fault", err: &FaultError{Op: FunctionTopup, Code: "soap:Server"}, kind: upstream.Fault},
+		{name: "fault 350", err: &FaultError{Op: FunctionTopup, Code: "350"}, kind: upstream.Fault},
+		{name: "deadline", err: &TransportError{Op: FunctionTopup, Err: post(context.DeadlineExceeded)}, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
+		{name: "network timeout", err: &TransportError{Op: FunctionTopup, Err: post(netTimeout{})}, kind: upstream.OutcomeUnknown, timeout: true, transport: true},
+		{name: "connection refused", err: &TransportError{Op: FunctionTopup, Err: post(&net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})}, kind: upstream.NotSent, transport: true},
+		{name: "connection dropped", err: &TransportError{Op: FunctionTopup, Err: post(io.EOF)}, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "caller cancelled", err: &TransportError{Op: FunctionTopup, Err: post(context.Canceled)}, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "bad status", err: &TransportError{Op: FunctionTopup, HTTPStatus: 503, Err: ErrBadStatus}, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "malformed answer", err: &TransportError{Op: FunctionTopup, HTTPStatus: 200, Err: ErrMalformedAnswer}, kind: upstream.OutcomeUnknown, transport: true},
+		{name: "foreign error", err: errors.New("something else")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Outcome(tt.err); got != tt.outcome {
-				t.Errorf("Outcome = %q, want %q", got, tt.outcome)
+			if got := errors.Is(tt.err, ErrInvalidRequest); got != tt.invalid {
+				t.Errorf("errors.Is(err, ErrInvalidRequest) = %v, want %v", got, tt.invalid)
 			}
 			if got := upstream.KindOf(tt.err); got != tt.kind {
 				t.Errorf("kind = %v, want %v", got, tt.kind)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/platform/integrations/carrier/internal/umsprot"
+	"github.com/platform/integrations/upstream"
 )
 
 func identity(s string) string { return s }
@@ -23,30 +24,22 @@ func readAnswer(t testing.TB, name string) []byte {
 	return b
 }
 
-type errKind int
-
-const (
-	none errKind = iota
-	business
-	fault
-	transport
-)
-
-func kindOf(err error) errKind {
+// kindOf is the upstream kind of err (0 for nil) when err is one of the
+// package's error types and its kind is the one that type has, -1 otherwise.
+func kindOf(err error) upstream.Kind {
 	var (
 		be *Error
 		fe *FaultError
 		te *TransportError
 	)
+	k := upstream.KindOf(err)
 	switch {
 	case err == nil:
-		return none
-	case errors.As(err, &be):
-		return business
-	case errors.As(err, &fe):
-		return fault
-	case errors.As(err, &te):
-		return transport
+		return 0
+	case errors.As(err, &be) && k == upstream.Rejected,
+		errors.As(err, &fe) && k == upstream.Fault,
+		errors.As(err, &te) && (k == upstream.OutcomeUnknown || k == upstream.NotSent):
+		return k
 	}
 	return -1
 }
@@ -54,70 +47,66 @@ func kindOf(err error) errKind {
 // TestInterpret decodes every answer shape and classifies it by the
 // specification's rules: success only for STATUS=SUCCESS, ID_CODIGO=0 and no
 // fault (success criterion, rule 3); STATUS=ERROR or a non-zero ID_CODIGO is a
-// business error, failed (rules 1, 2, 3); a SOAP Fault, in any HTTP status,
-// is unavailable and never success (rules 1, 2), faultcode 350 being
-// ErrIPNotAuthorized (rule 4); what cannot be read is a transport error,
-// unavailable.
+// business error, kind Rejected (rules 1, 2, 3); a SOAP Fault, in any HTTP
+// status, is kind Fault and never success (rules 1, 2), faultcode 350 being
+// ErrIPNotAuthorized (rule 4); what cannot be read is a transport error, kind
+// OutcomeUnknown.
 func TestInterpret(t *testing.T) {
 	tests := []struct {
 		name      string
 		file      string
 		status    int
-		kind      errKind
-		outcome   string
-		code      string // ID_CODIGO of a business error, faultcode of a fault
-		is        error  // a sentinel errors.Is must find
-		isNot     error  // a sentinel errors.Is must not find
+		kind      upstream.Kind // 0: success
+		code      string        // ID_CODIGO of a business error, faultcode of a fault
+		is        error         // a sentinel errors.Is must find
+		isNot     error         // a sentinel errors.Is must not find
 		idRecarga string
 		mensaje   string
 	}{
-		{name: "success", file: "success.xml", status: 200, kind: none, outcome: OutcomeSuccess, idRecarga: "700000001", mensaje: "top-up applied"},
-		{name: "success with ID_CODIGO 00", file: "success-code-00.xml", status: 200, kind: none, outcome: OutcomeSuccess, idRecarga: "700000002"},
-		{name: "success wrapped in a SOAP envelope", file: "success-in-soap-envelope.xml", status: 200, kind: none, outcome: OutcomeSuccess, idRecarga: "700000004"},
-		{name: "success in ISO-8859-1", file: "success-iso-8859-1.xml", status: 200, kind: none, outcome: OutcomeSuccess, idRecarga: "700000005", mensaje: "Recarga aplicada con éxito"},
-		{name: "business error (no balance)", file: "business-error.xml", status: 200, kind: business, outcome: OutcomeFailed, code: "1", mensaje: "no balance"},
-		{name: "STATUS SUCCESS with non-zero ID_CODIGO", file: "success-with-nonzero-code.xml", status: 200, kind: business, outcome: OutcomeFailed, code: "7"},
-		{name: "STATUS ERROR with ID_CODIGO 0", file: "error-with-zero-code.xml", status: 200, kind: business, outcome: OutcomeFailed, code: "0"},
-		{name: "STATUS ERROR without ID_CODIGO", file: "error-without-code.xml", status: 200, kind: business, outcome: OutcomeFailed, code: ""},
-		{name: "fault 350 in HTTP 500", file: "fault-350.xml", status: 500, kind: fault, outcome: OutcomeUnavailable, code: "350", is: ErrIPNotAuthorized},
-		{name: "fault 350 in HTTP 200", file: "fault-350.xml", status: 200, kind: fault, outcome: OutcomeUnavailable, code: "350", is: ErrIPNotAuthorized},
-		{name: "qualified faultcode Server.350", file: "fault-qualified-350.xml", status: 500, kind: fault, outcome: OutcomeUnavailable, code: "SOAP-ENV:Server.350", is: ErrIPNotAuthorized},
-		{name: "server fault in HTTP 500", file: "fault-server.xml", status: 500, kind: fault, outcome: OutcomeUnavailable, code: "soap:Server"},
-		{name: "fault after a success in one document", file: "success-then-fault.xml", status: 200, kind: fault, outcome: OutcomeUnavailable, code: "500"},
-		{name: "fault inside exec_rsp", file: "fault-inside-exec-rsp.xml", status: 200, kind: fault, outcome: OutcomeUnavailable, code: "351"},
+		{name: "success", file: "success.xml", status: 200, idRecarga: "700000001", mensaje: "top-up applied"},
+		{name: "success with ID_CODIGO 00", file: "success-code-00.xml", status: 200, idRecarga: "700000002"},
+		{name: "success wrapped in a SOAP envelope", file: "success-in-soap-envelope.xml", status: 200, idRecarga: "700000004"},
+		{name: "success in ISO-8859-1", file: "success-iso-8859-1.xml", status: 200, idRecarga: "700000005", mensaje: "Recarga aplicada con éxito"},
+		{name: "business error (no balance)", file: "business-error.xml", status: 200, kind: upstream.Rejected, code: "1", mensaje: "no balance"},
+		{name: "STATUS SUCCESS with non-zero ID_CODIGO", file: "success-with-nonzero-code.xml", status: 200, kind: upstream.Rejected, code: "7"},
+		{name: "STATUS ERROR with ID_CODIGO 0", file: "error-with-zero-code.xml", status: 200, kind: upstream.Rejected, code: "0"},
+		{name: "STATUS ERROR without ID_CODIGO", file: "error-without-code.xml", status: 200, kind: upstream.Rejected, code: ""},
+		{name: "fault 350 in HTTP 500", file: "fault-350.xml", status: 500, kind: upstream.Fault, code: "350", is: ErrIPNotAuthorized},
+		{name: "fault 350 in HTTP 200", file: "fault-350.xml", status: 200, kind: upstream.Fault, code: "350", is: ErrIPNotAuthorized},
+		{name: "qualified faultcode Server.350", file: "fault-qualified-350.xml", status: 500, kind: upstream.Fault, code: "SOAP-ENV:Server.350", is: ErrIPNotAuthorized},
+		{name: "server fault in HTTP 500", file: "fault-server.xml", status: 500, kind: upstream.Fault, code: "soap:Server"},
+		{name: "fault after a success in one document", file: "success-then-fault.xml", status: 200, kind: upstream.Fault, code: "500"},
+		{name: "fault inside exec_rsp", file: "fault-inside-exec-rsp.xml", status: 200, kind: upstream.Fault, code: "351"},
 		// Outside 2xx an exec_rsp still speaks for the carrier: its business error is
-		// failed, not a transport error; a success the HTTP status contradicts stays
-		// unknown (unavailable, reconciled); a body that is no exec_rsp keeps the HTTP error.
-		{name: "business error in HTTP 500", file: "business-error.xml", status: 500, kind: business, outcome: OutcomeFailed, code: "1", mensaje: "no balance"},
-		{name: "business error in HTTP 400", file: "business-error.xml", status: 400, kind: business, outcome: OutcomeFailed, code: "1", mensaje: "no balance"},
-		{name: "non-zero ID_CODIGO in HTTP 503", file: "success-with-nonzero-code.xml", status: 503, kind: business, outcome: OutcomeFailed, code: "7"},
-		{name: "STATUS ERROR without ID_CODIGO in HTTP 500", file: "error-without-code.xml", status: 500, kind: business, outcome: OutcomeFailed, code: ""},
-		{name: "success in HTTP 500", file: "success.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, idRecarga: "700000001"},
-		{name: "STATUS SUCCESS without ID_CODIGO in HTTP 500", file: "success-without-code.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, idRecarga: "700000003"},
-		{name: "STATUS both SUCCESS and ERROR in HTTP 500", file: "conflicting-status.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus},
-		{name: "HTML error page in HTTP 502", file: "html-error.html", status: 502, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
-		{name: "truncated document in HTTP 500", file: "truncated.xml", status: 500, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
-		{name: "empty body in HTTP 503", file: "empty.xml", status: 503, kind: transport, outcome: OutcomeUnavailable, is: ErrBadStatus, isNot: ErrMalformedAnswer},
-		{name: "HTML page in HTTP 200", file: "html-error.html", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "garbage", file: "garbage.txt", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "empty body", file: "empty.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "truncated document", file: "truncated.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "two exec_rsp", file: "two-exec-rsp.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "no data elements", file: "no-data.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "STATUS SUCCESS without ID_CODIGO", file: "success-without-code.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer, idRecarga: "700000003"},
-		{name: "ID_CODIGO 0 without STATUS", file: "code-zero-without-status.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "unknown STATUS", file: "unknown-status.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
-		{name: "STATUS both SUCCESS and ERROR", file: "conflicting-status.xml", status: 200, kind: transport, outcome: OutcomeUnavailable, is: ErrMalformedAnswer},
+		// Rejected, not a transport error; a success the HTTP status contradicts stays
+		// OutcomeUnknown (reconciled); a body that is no exec_rsp keeps the HTTP error.
+		{name: "business error in HTTP 500", file: "business-error.xml", status: 500, kind: upstream.Rejected, code: "1", mensaje: "no balance"},
+		{name: "business error in HTTP 400", file: "business-error.xml", status: 400, kind: upstream.Rejected, code: "1", mensaje: "no balance"},
+		{name: "non-zero ID_CODIGO in HTTP 503", file: "success-with-nonzero-code.xml", status: 503, kind: upstream.Rejected, code: "7"},
+		{name: "STATUS ERROR without ID_CODIGO in HTTP 500", file: "error-without-code.xml", status: 500, kind: upstream.Rejected, code: ""},
+		{name: "success in HTTP 500", file: "success.xml", status: 500, kind: upstream.OutcomeUnknown, is: ErrBadStatus, idRecarga: "700000001"},
+		{name: "STATUS SUCCESS without ID_CODIGO in HTTP 500", file: "success-without-code.xml", status: 500, kind: upstream.OutcomeUnknown, is: ErrBadStatus, idRecarga: "700000003"},
+		{name: "STATUS both SUCCESS and ERROR in HTTP 500", file: "conflicting-status.xml", status: 500, kind: upstream.OutcomeUnknown, is: ErrBadStatus},
+		{name: "HTML error page in HTTP 502", file: "html-error.html", status: 502, kind: upstream.OutcomeUnknown, is: ErrBadStatus, isNot: ErrMalformedAnswer},
+		{name: "truncated document in HTTP 500", file: "truncated.xml", status: 500, kind: upstream.OutcomeUnknown, is: ErrBadStatus, isNot: ErrMalformedAnswer},
+		{name: "empty body in HTTP 503", file: "empty.xml", status: 503, kind: upstream.OutcomeUnknown, is: ErrBadStatus, isNot: ErrMalformedAnswer},
+		{name: "HTML page in HTTP 200", file: "html-error.html", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "garbage", file: "garbage.txt", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "empty body", file: "empty.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "truncated document", file: "truncated.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "two exec_rsp", file: "two-exec-rsp.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "no data elements", file: "no-data.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "STATUS SUCCESS without ID_CODIGO", file: "success-without-code.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer, idRecarga: "700000003"},
+		{name: "ID_CODIGO 0 without STATUS", file: "code-zero-without-status.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "unknown STATUS", file: "unknown-status.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
+		{name: "STATUS both SUCCESS and ERROR", file: "conflicting-status.xml", status: 200, kind: upstream.OutcomeUnknown, is: ErrMalformedAnswer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &Result{}
 			_, err := interpret(FunctionTopup, tt.status, readAnswer(t, tt.file), res, identity)
 			if got := kindOf(err); got != tt.kind {
-				t.Fatalf("error %v is kind %d, want %d", err, got, tt.kind)
-			}
-			if got := Outcome(err); got != tt.outcome {
-				t.Errorf("Outcome = %q, want %q", got, tt.outcome)
+				t.Fatalf("error %v is kind %v, want %v", err, got, tt.kind)
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.is)
@@ -129,7 +118,7 @@ func TestInterpret(t *testing.T) {
 				t.Errorf("%v matches ErrIPNotAuthorized", err)
 			}
 			switch tt.kind {
-			case business:
+			case upstream.Rejected:
 				var be *Error
 				errors.As(err, &be)
 				if be.Code != tt.code || be.Op != FunctionTopup {
@@ -138,7 +127,7 @@ func TestInterpret(t *testing.T) {
 				if tt.mensaje != "" && be.Message != tt.mensaje {
 					t.Errorf("Error.Message = %q, want %q", be.Message, tt.mensaje)
 				}
-			case fault:
+			case upstream.Fault:
 				var fe *FaultError
 				errors.As(err, &fe)
 				if fe.Code != tt.code || fe.HTTPStatus != tt.status || fe.String == "" {
@@ -147,18 +136,18 @@ func TestInterpret(t *testing.T) {
 				if res.ResultCode != tt.code {
 					t.Errorf("Result.ResultCode = %q, want the faultcode %q", res.ResultCode, tt.code)
 				}
-			case none:
+			case 0:
 				if res.Status != StatusSuccess || res.ResultCode != "0" || res.Diagnostic != "OK" {
 					t.Errorf("Result = %+v", res)
 				}
 			}
-			if tt.kind != fault && errors.Is(err, context.DeadlineExceeded) {
+			if tt.kind != upstream.Fault && errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("%v looks like a timeout", err)
 			}
 			if res.IDRecarga != tt.idRecarga {
 				t.Errorf("IDRecarga = %q, want %q", res.IDRecarga, tt.idRecarga)
 			}
-			if tt.kind == none && tt.mensaje != "" && res.Mensaje != tt.mensaje {
+			if tt.kind == 0 && tt.mensaje != "" && res.Mensaje != tt.mensaje {
 				t.Errorf("Mensaje = %q, want %q", res.Mensaje, tt.mensaje)
 			}
 		})
@@ -173,8 +162,8 @@ func TestInterpretFaultNeverSuccess(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", file, status), func(t *testing.T) {
 				_, err := interpret(FunctionTopup, status, readAnswer(t, file), &Result{}, identity)
 				var fe *FaultError
-				if !errors.As(err, &fe) || Outcome(err) != OutcomeUnavailable {
-					t.Fatalf("got %v (outcome %s), want a *FaultError, unavailable", err, Outcome(err))
+				if !errors.As(err, &fe) || upstream.KindOf(err) != upstream.Fault {
+					t.Fatalf("got %v (kind %v), want a *FaultError, kind Fault", err, upstream.KindOf(err))
 				}
 			})
 		}
@@ -185,17 +174,17 @@ func TestInterpretFromTheFake(t *testing.T) {
 	// The httpmock fixtures are recorded from the fake; the client must read
 	// them as the scenario names say.
 	tests := []struct {
-		file    string
-		status  int
-		outcome string
+		file   string
+		status int
+		kind   upstream.Kind // 0: success
 	}{
-		{"sre_topupd_76186/success.xml", http.StatusOK, OutcomeSuccess},
-		{"sre_topupd_76186/no-balance.xml", http.StatusOK, OutcomeFailed},
-		{"sre_topupd_76186/invalid-number.xml", http.StatusOK, OutcomeFailed},
-		{"sre_topupd_76186/ip-not-authorized.xml", http.StatusInternalServerError, OutcomeUnavailable},
-		{"sre_consulta_recarga/success.xml", http.StatusOK, OutcomeSuccess},
-		{"sre_consulta_recarga/not-found.xml", http.StatusOK, OutcomeFailed},
-		{"sre_consulta_inventario/success.xml", http.StatusOK, OutcomeSuccess},
+		{"sre_topupd_76186/success.xml", http.StatusOK, 0},
+		{"sre_topupd_76186/no-balance.xml", http.StatusOK, upstream.Rejected},
+		{"sre_topupd_76186/invalid-number.xml", http.StatusOK, upstream.Rejected},
+		{"sre_topupd_76186/ip-not-authorized.xml", http.StatusInternalServerError, upstream.Fault},
+		{"sre_consulta_recarga/success.xml", http.StatusOK, 0},
+		{"sre_consulta_recarga/not-found.xml", http.StatusOK, upstream.Rejected},
+		{"sre_consulta_inventario/success.xml", http.StatusOK, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -204,8 +193,8 @@ func TestInterpretFromTheFake(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = interpret(FunctionTopup, tt.status, b, &Result{}, identity)
-			if got := Outcome(err); got != tt.outcome {
-				t.Errorf("Outcome = %q (%v), want %q", got, err, tt.outcome)
+			if got := kindOf(err); got != tt.kind {
+				t.Errorf("kind = %v (%v), want %v", got, err, tt.kind)
 			}
 		})
 	}

@@ -8,11 +8,13 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 // TestSpecificationErrorRules walks the numbered rules of the
 // specification's Errors section end to end, client against the fake SPR,
-// and checks the status each case leads to. The decoding of every answer
+// and checks the kind of error each case gives (the status a top-up gets
+// from it is package topup's decision). The decoding of every answer
 // shape behind these rows is TestInterpret.
 func TestSpecificationErrorRules(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -30,24 +32,24 @@ func TestSpecificationErrorRules(t *testing.T) {
 		rule     string
 		reaction *carriertest.Reaction // scripted on the fake; nil for the default answer
 		url      string                // instead of the fake
-		outcome  string
+		kind     upstream.Kind         // 0: success
 		timeout  bool
 		ip       bool
 	}{
-		{rule: "success criterion: STATUS=SUCCESS, ID_CODIGO=0, no fault", outcome: carrier.OutcomeSuccess},
-		{rule: "1: STATUS=ERROR is never success", reaction: ptr(answer("ERROR", "0")), outcome: carrier.OutcomeFailed},
-		{rule: "1: a SOAP fault is never success", reaction: ptr(carriertest.Fault("soap:Server", "x").WithStatus(200)), outcome: carrier.OutcomeUnavailable},
-		{rule: "2: business error (no balance) is failed", reaction: ptr(carriertest.BusinessError("1", "no balance")), outcome: carrier.OutcomeFailed},
-		{rule: "2: business error (invalid number) is failed", reaction: ptr(carriertest.BusinessError("3", "invalid subscriber number")), outcome: carrier.OutcomeFailed},
-		{rule: "2: business error (credentials) is failed", reaction: ptr(carriertest.BusinessError("1", "invalid credentials")), outcome: carrier.OutcomeFailed},
-		{rule: "2: SOAP fault is unavailable", reaction: ptr(carriertest.Fault("soap:Server", "down")), outcome: carrier.OutcomeUnavailable},
-		{rule: "2: timeout is unavailable", reaction: ptr(carriertest.Hang()), outcome: carrier.OutcomeUnavailable, timeout: true},
-		{rule: "2: connection refused is unavailable", url: refused, outcome: carrier.OutcomeUnavailable},
-		{rule: "2: unreachable SPR is unavailable", url: "http://spr.invalid/umsprot", outcome: carrier.OutcomeUnavailable},
-		{rule: "3: ID_CODIGO 0 is success", reaction: ptr(answer("SUCCESS", "0")), outcome: carrier.OutcomeSuccess},
-		{rule: "3: any other ID_CODIGO is an error", reaction: ptr(answer("SUCCESS", "12")), outcome: carrier.OutcomeFailed},
-		{rule: "4: faultcode 350 is IP not authorized, unavailable", reaction: ptr(carriertest.Fault("350", "IP")), outcome: carrier.OutcomeUnavailable, ip: true},
-		{rule: "5: a late success is a timeout, not a success", reaction: ptr(carriertest.LateSuccess()), outcome: carrier.OutcomeUnavailable, timeout: true},
+		{rule: "success criterion: STATUS=SUCCESS, ID_CODIGO=0, no fault"},
+		{rule: "1: STATUS=ERROR is never success", reaction: ptr(answer("ERROR", "0")), kind: upstream.Rejected},
+		{rule: "1: a SOAP fault is never success", reaction: ptr(carriertest.Fault("soap:Server", "x").WithStatus(200)), kind: upstream.Fault},
+		{rule: "2: business error (no balance) is rejected", reaction: ptr(carriertest.BusinessError("1", "no balance")), kind: upstream.Rejected},
+		{rule: "2: business error (invalid number) is rejected", reaction: ptr(carriertest.BusinessError("3", "invalid subscriber number")), kind: upstream.Rejected},
+		{rule: "2: business error (credentials) is rejected", reaction: ptr(carriertest.BusinessError("1", "invalid credentials")), kind: upstream.Rejected},
+		{rule: "2: SOAP fault is a fault", reaction: ptr(carriertest.Fault("soap:Server", "down")), kind: upstream.Fault},
+		{rule: "2: timeout leaves the outcome unknown", reaction: ptr(carriertest.Hang()), kind: upstream.OutcomeUnknown, timeout: true},
+		{rule: "2: connection refused is not sent", url: refused, kind: upstream.NotSent},
+		{rule: "2: unreachable SPR is not sent", url: "http://spr.invalid/umsprot", kind: upstream.NotSent},
+		{rule: "3: ID_CODIGO 0 is success", reaction: ptr(answer("SUCCESS", "0"))},
+		{rule: "3: any other ID_CODIGO is an error", reaction: ptr(answer("SUCCESS", "12")), kind: upstream.Rejected},
+		{rule: "4: faultcode 350 is IP not authorized, a fault", reaction: ptr(carriertest.Fault("350", "IP")), kind: upstream.Fault, ip: true},
+		{rule: "5: a late success is a timeout, not a success", reaction: ptr(carriertest.LateSuccess()), kind: upstream.OutcomeUnknown, timeout: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -61,8 +63,8 @@ func TestSpecificationErrorRules(t *testing.T) {
 				url = tt.url
 			}
 			_, err := newClient(t, config(url, time.Second)).Topup(t.Context(), topup("RULE-1", "593987654321"))
-			if got := carrier.Outcome(err); got != tt.outcome {
-				t.Fatalf("Outcome = %s (%v), want %s", got, err, tt.outcome)
+			if got := upstream.KindOf(err); got != tt.kind || (err == nil) != (tt.kind == 0) {
+				t.Fatalf("kind = %v (%v), want %v", got, err, tt.kind)
 			}
 			if tt.timeout && !carrier.IsTimeout(err) {
 				t.Errorf("IsTimeout(%v) = false", err)

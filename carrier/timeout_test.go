@@ -12,6 +12,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 // dialTimeout is a network timeout as a transport reports it (a dialer's or a
@@ -84,14 +85,15 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 		handler    http.HandlerFunc                          // a hand-written SPR, when set
 		token      http.HandlerFunc                          // an OAuth2 token endpoint, when set
 		hc         func(base http.RoundTripper) *http.Client // WithHTTPClient, when set
+		notSent    bool                                      // the request provably never left: NotSent, not OutcomeUnknown
 	}{
 		{name: "Config.Timeout before the headers", timeout: short, subscriber: carriertest.SubscriberTimeout},
 		{name: "Config.Timeout while reading the body", timeout: short, handler: stallBody},
 		{name: "caller's deadline sooner than Config.Timeout", timeout: time.Minute, ctx: short, subscriber: carriertest.SubscriberTimeout},
 		{name: "http.Client Timeout before the headers", timeout: time.Minute, subscriber: carriertest.SubscriberTimeout, hc: withTimeout},
 		{name: "http.Client Timeout while reading the body", timeout: time.Minute, handler: stallBody, hc: withTimeout},
-		{name: "OAuth2 token endpoint never answers", timeout: short, subscriber: "593987654321", token: hangToken},
-		{name: "transport reports a network timeout", timeout: time.Minute, subscriber: "593987654321",
+		{name: "OAuth2 token endpoint never answers", timeout: short, subscriber: "593987654321", token: hangToken, notSent: true},
+		{name: "transport reports a network timeout", timeout: time.Minute, subscriber: "593987654321", notSent: true,
 			hc: func(http.RoundTripper) *http.Client {
 				return &http.Client{Transport: rtFunc(func(*http.Request) (*http.Response, error) {
 					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: dialTimeout{}}
@@ -150,8 +152,12 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("errors.Is(%v, context.DeadlineExceeded) = false", err)
 			}
-			if !carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-				t.Errorf("IsTimeout(%v) = %v, Outcome %s; want a timeout, unavailable", err, carrier.IsTimeout(err), carrier.Outcome(err))
+			want := upstream.OutcomeUnknown
+			if tt.notSent {
+				want = upstream.NotSent
+			}
+			if !carrier.IsTimeout(err) || upstream.KindOf(err) != want {
+				t.Errorf("IsTimeout(%v) = %v, kind %v; want a timeout, %v", err, carrier.IsTimeout(err), upstream.KindOf(err), want)
 			}
 			var te *carrier.TransportError
 			if !errors.As(err, &te) || te.Op != carrier.FunctionTopup {

@@ -39,7 +39,7 @@ func (r TopupRequest) validate() error {
 // The returned *Result is never nil, also when err is not: it carries the
 // Exchange for the audit log. err is nil only for STATUS=SUCCESS with
 // ID_CODIGO=0; otherwise it is an *Error, a *FaultError, a *TransportError or
-// wraps ErrInvalidRequest (see Outcome).
+// wraps ErrInvalidRequest (see the package doc, "Errors").
 func (c *Client) Topup(ctx context.Context, r TopupRequest) (*Result, error) {
 	if err := r.validate(); err != nil {
 		return &Result{Exchange: Exchange{Function: FunctionTopup}}, err

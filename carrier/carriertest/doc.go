@@ -26,12 +26,13 @@
 //
 // A top-up (sre_topupd_76186) for one of these subscribers gets its outcome
 // from any HTTP client, without scripting (constants SubscriberNoBalance,
-// SubscriberIPNotAuthorized, SubscriberTimeout, SubscriberLateSuccess):
+// SubscriberIPNotAuthorized, SubscriberTimeout, SubscriberLateSuccess); the
+// arrow is the upstream.Kind of the client's error:
 //
-//	593990000001  STATUS=ERROR, ID_CODIGO 1, MENSAJE "no balance"      -> failed
-//	593990000002  SOAP fault, faultcode 350, in HTTP 500                -> unavailable
-//	593990000003  no answer until the caller gives up (timeout)         -> unavailable
-//	593990000004  late success: the ledger records SUCCESS, then the    -> unavailable,
+//	593990000001  STATUS=ERROR, ID_CODIGO 1, MENSAJE "no balance"      -> rejected
+//	593990000002  SOAP fault, faultcode 350, in HTTP 500                -> fault
+//	593990000003  no answer until the caller gives up (timeout)         -> outcome unknown
+//	593990000004  late success: the ledger records SUCCESS, then the    -> outcome unknown,
 //	              connection is held without an answer until the          then the query
 //	              caller gives up (not dropped: the caller sees a          says SUCCESS
 //	              timeout, as with a slow carrier)

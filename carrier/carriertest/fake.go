@@ -20,10 +20,10 @@ import (
 // says, from any HTTP client, without scripting.
 const (
 	// SubscriberNoBalance answers STATUS=ERROR, ID_CODIGO 1, "no balance":
-	// the top-up service's failed.
+	// a *carrier.Error, kind upstream.Rejected.
 	SubscriberNoBalance = "593990000001"
 	// SubscriberIPNotAuthorized answers a SOAP fault with faultcode 350 in
-	// HTTP 500: unavailable.
+	// HTTP 500: carrier.ErrIPNotAuthorized, kind upstream.Fault.
 	SubscriberIPNotAuthorized = "593990000002"
 	// SubscriberTimeout never answers; the caller times out. Nothing is
 	// committed.

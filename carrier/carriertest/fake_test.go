@@ -13,6 +13,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 func topupXML(id, subscriber string) string {
@@ -236,8 +237,8 @@ func TestNewMockWithoutNetwork(t *testing.T) {
 	}
 	fake.Script(carrier.FunctionTopup, carriertest.Drop())
 	req.ExternalTransactionID, req.SubscriberID = "MOCK-4", "593987654321"
-	if _, err := c.Topup(t.Context(), req); !errors.Is(err, carriertest.ErrConnectionDropped) || carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-		t.Errorf("drop in mock mode: %v", err)
+	if _, err := c.Topup(t.Context(), req); !errors.Is(err, carriertest.ErrConnectionDropped) || carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+		t.Errorf("drop in mock mode: %v (kind %v), want a dropped connection, outcome unknown", err, upstream.KindOf(err))
 	}
 }
 
@@ -297,20 +298,20 @@ func ExampleNewMock() {
 	ctx := context.Background()
 	req := carrier.TopupRequest{ExternalOperation: carrier.ExternalOperationPins, ExternalTransactionID: "MOCK0001", OfferID: "31", SubscriberID: carriertest.SubscriberNoBalance, Quantity: 1}
 	_, err = c.Topup(ctx, req)
-	fmt.Println(carrier.Outcome(err), err)
+	fmt.Println(upstream.KindOf(err), err)
 
 	req.ExternalTransactionID, req.SubscriberID = "MOCK0002", "593987654321"
 	res, err := c.Topup(ctx, req)
-	fmt.Println(carrier.Outcome(err), res.IDRecarga)
+	fmt.Println(err, res.IDRecarga)
 
 	res, err = c.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: "MOCK0002", OfferID: "31"})
-	fmt.Println(carrier.Outcome(err), res.Status, res.Mensaje)
+	fmt.Println(err, res.Status, res.Mensaje)
 	entry, _ := fake.Entry("MOCK0002")
 	fmt.Println(fake.Calls(carrier.FunctionTopup), entry.Status, entry.IDRecarga)
 	// Output:
-	// failed carrier: sre_topupd_76186: STATUS=ERROR ID_CODIGO=1: no balance (SPR code 1: no balance)
-	// success 700000001
-	// success SUCCESS top-up found
+	// rejected carrier: sre_topupd_76186: STATUS=ERROR ID_CODIGO=1: no balance (SPR code 1: no balance)
+	// <nil> 700000001
+	// <nil> SUCCESS top-up found
 	// 2 SUCCESS 700000001
 }
 

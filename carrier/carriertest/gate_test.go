@@ -13,6 +13,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/upstream"
 )
 
 // failAfter bounds a wait for something the test itself causes: it is a failure
@@ -159,8 +160,8 @@ func TestGateEndsAHoldAsADrop(t *testing.T) {
 			stillHeld(t, done)
 			g.Open()
 			err = waitDone(t, done)
-			if !errors.Is(err, carriertest.ErrConnectionDropped) || carrier.IsTimeout(err) || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-				t.Fatalf("err = %v, want a dropped connection", err)
+			if !errors.Is(err, carriertest.ErrConnectionDropped) || carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+				t.Fatalf("err = %v (kind %v), want a dropped connection, outcome unknown", err, upstream.KindOf(err))
 			}
 		})
 	}
@@ -294,8 +295,8 @@ func TestGatedCallEndsWithTheCaller(t *testing.T) {
 		case <-time.After(failAfter):
 			t.Fatal("Server.Close blocked on a call held at a gate")
 		}
-		if err := waitDone(t, done); err == nil || carrier.Outcome(err) != carrier.OutcomeUnavailable {
-			t.Errorf("err = %v, want an unavailable transport error", err)
+		if err := waitDone(t, done); !carrier.IsTransport(err) || upstream.KindOf(err) != upstream.OutcomeUnknown {
+			t.Errorf("err = %v (kind %v), want a transport error, outcome unknown", err, upstream.KindOf(err))
 		}
 	})
 }

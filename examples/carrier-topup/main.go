@@ -5,15 +5,22 @@
 // CARRIER_SPR_URL is unset or CARRIER_MOCK_MODE=true, performs one top-up and
 // then queries the carrier for the same external transaction id.
 //
-// What it demonstrates: the outcome comes from carrier.Outcome (success,
-// failed, unavailable) and the upstream kind of a failure from
-// upstream.KindOf; a faultcode 350 is recognised with
-// errors.Is(err, carrier.ErrIPNotAuthorized); a top-up whose outcome is
-// unknown (a timeout) is never sent again, it is reconciled with
-// QueryRecharge, whose answer decides the final state; the audit copy (masked XML) is always there to store, and no
-// secret is printed. The exit status is 0 only when the top-up is applied.
+// What it demonstrates: the program decides by the SDK's own vocabulary,
+// errors.Is(err, carrier.ErrInvalidRequest) and upstream.KindOf(err). A nil
+// error is applied; a request refused before sending, a business error
+// (upstream.Rejected) or a SOAP fault (upstream.Fault) is refused, which is
+// final; a call that never left (upstream.NotSent) was not applied and may be
+// sent again with the same id; a call whose outcome is unknown
+// (upstream.OutcomeUnknown, a timeout for instance) may have acted, so it is
+// never sent again but reconciled with QueryRecharge, whose answer decides.
+// A faultcode 350 is recognised with errors.Is(err, carrier.ErrIPNotAuthorized);
+// the audit copy (masked XML) is always there to store, and no secret is
+// printed. The lines "topup:" and "query:" name each call's result as the
+// SDK does ("ok", "invalid-request" or the upstream kind); "final:" is the
+// decision: applied, refused, not-applied or unknown. The exit status is 0
+// only when the top-up is applied.
 //
-//	go run ./examples/carrier-topup -subscriber 593990000001   # failed: no balance
+//	go run ./examples/carrier-topup -subscriber 593990000001   # rejected: no balance
 //	go run ./examples/carrier-topup -subscriber 593990000004 -timeout 1s  # late success
 package main
 
@@ -73,11 +80,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	// with the PASSWORD already masked.
 	fmt.Fprintf(stdout, "audit: request %d bytes, response %d bytes of masked XML\n",
 		len(res.Exchange.Request), len(res.Exchange.Response))
-	outcome := carrier.Outcome(topupErr)
-	fmt.Fprintf(stdout, "topup: %s %s\n", outcome, describe(res, topupErr))
-	if k := upstream.KindOf(topupErr); k != 0 {
-		fmt.Fprintln(stdout, "kind:", k)
-	}
+	fmt.Fprintf(stdout, "topup: %s %s\n", sdkWord(topupErr), describe(res, topupErr))
 	switch {
 	case errors.Is(topupErr, carrier.ErrIPNotAuthorized):
 		fmt.Fprintln(stdout, "hint: the carrier does not accept our outgoing IP address (faultcode 350)")
@@ -91,30 +94,70 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("top-up not sent: %w", topupErr)
 	}
 	q, queryErr := c.QueryRecharge(ctx, carrier.QueryRequest{ExternalTransactionID: id, OfferID: *offer})
-	fmt.Fprintf(stdout, "query: %s %s\n", carrier.Outcome(queryErr), describe(q, queryErr))
+	fmt.Fprintf(stdout, "query: %s %s\n", sdkWord(queryErr), describe(q, queryErr))
 
-	// Only an unavailable top-up that may have reached the carrier needs the
-	// query: success and failed are final, and one that never left was not
-	// applied. The carrier's SUCCESS turns it into a success; its ERROR means
+	// Only a top-up that may have acted needs the query: applied and refused
+	// are final, and one that never left was not applied. The carrier's
+	// SUCCESS makes it applied; its refusal (transaction not found) means
 	// nothing was applied. Either way the same id may be sent again later,
 	// never a new one.
-	var biz *carrier.Error
+	final := decide(topupErr)
 	switch {
-	case outcome != carrier.OutcomeUnavailable:
-	case upstream.KindOf(topupErr) == upstream.NotSent:
+	case final == notApplied:
 		fmt.Fprintln(stdout, "reconciled: never sent, so not applied; safe to send again with the same id")
+	case final != unknown:
 	case queryErr == nil:
-		outcome, topupErr = carrier.OutcomeSuccess, nil
-	case errors.As(queryErr, &biz):
+		final, topupErr = applied, nil
+	case upstream.KindOf(queryErr) == upstream.Rejected:
+		final = notApplied
 		fmt.Fprintln(stdout, "reconciled: not applied by the carrier; safe to send again with the same id")
 	default:
 		fmt.Fprintln(stdout, "reconciled: unknown yet; query again later, do not top up again")
 	}
-	fmt.Fprintln(stdout, "final:", outcome)
-	if outcome == carrier.OutcomeSuccess {
+	fmt.Fprintln(stdout, "final:", final)
+	if final == applied {
 		return nil
 	}
-	return fmt.Errorf("top-up %s: %w", outcome, topupErr)
+	return fmt.Errorf("top-up %s: %w", final, topupErr)
+}
+
+// What this program makes of a top-up's error.
+const (
+	applied    = "applied"     // nil
+	refused    = "refused"     // invalid request, upstream.Rejected or upstream.Fault: final
+	notApplied = "not-applied" // upstream.NotSent, or reconciled as not found: send again with the same id
+	unknown    = "unknown"     // upstream.OutcomeUnknown: the carrier may have acted; query
+)
+
+// decide reads a top-up's error by kind.
+func decide(err error) string {
+	if err == nil {
+		return applied
+	}
+	if errors.Is(err, carrier.ErrInvalidRequest) {
+		return refused
+	}
+	switch upstream.KindOf(err) {
+	case upstream.Rejected, upstream.Fault:
+		return refused
+	case upstream.NotSent:
+		return notApplied
+	}
+	// OutcomeUnknown, or an error no SDK call reported: nobody knows whether
+	// the carrier acted.
+	return unknown
+}
+
+// sdkWord names a call's result in the SDK's words: "ok", "invalid-request"
+// (nothing was sent) or the upstream kind of the error.
+func sdkWord(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, carrier.ErrInvalidRequest):
+		return "invalid-request"
+	}
+	return upstream.KindOf(err).String()
 }
 
 // describe prints the carrier's answer without anything secret: the status

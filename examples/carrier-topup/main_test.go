@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"regexp"
 	"strings"
@@ -38,65 +40,64 @@ func TestRun(t *testing.T) {
 			args: []string{"-subscriber", "593987654321", "-offer", "31"},
 			want: []string{
 				"mode: mock (in-process fake SPR)",
-				`topup: success STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up applied"`,
-				`query: success STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
-				"final: success",
+				`topup: ok STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up applied"`,
+				`query: ok STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
+				"final: applied",
 			},
 			wantErr: func(err error) bool { return err == nil },
 		},
 		{
-			name: "no balance is failed and final",
+			name: "no balance is rejected, a final refusal",
 			args: []string{"-subscriber", "593990000001", "-offer", "150", "-operation", carrier.ExternalOperationData},
 			want: []string{
-				`topup: failed STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
-				"kind: rejected",
-				`query: failed STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
-				"final: failed",
+				`topup: rejected STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
+				`query: rejected STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="no balance"`,
+				"final: refused",
 			},
 			wantErr: func(err error) bool {
 				var e *carrier.Error
-				return errors.As(err, &e) && e.Code == "1" && carrier.Outcome(err) == carrier.OutcomeFailed
+				return errors.As(err, &e) && e.Code == "1" && upstream.KindOf(err) == upstream.Rejected
 			},
 		},
 		{
 			name: "late success times out and is reconciled, not sent again",
 			args: []string{"-subscriber", "593990000004", "-timeout", "300ms"},
 			want: []string{
-				"topup: unavailable error=",
-				"kind: outcome-unknown",
+				"topup: outcome-unknown error=",
 				"hint: timed out; not sent again, reconciling with sre_consulta_recarga",
-				`query: success STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
-				"final: success",
+				`query: ok STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
+				"final: applied",
 			},
 			wantErr: func(err error) bool { return err == nil },
 		},
 		{
-			name: "timeout with nothing applied stays unavailable",
+			name: "timeout with nothing applied is reconciled as not applied",
 			args: []string{"-subscriber", "593990000003", "-timeout", "300ms"},
 			want: []string{
-				"topup: unavailable error=",
+				"topup: outcome-unknown error=",
 				"hint: timed out",
-				`query: failed STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="transaction not found"`,
+				`query: rejected STATUS=ERROR ID_CODIGO=1 ID_RECARGA= MENSAJE="transaction not found"`,
 				"reconciled: not applied by the carrier; safe to send again with the same id",
-				"final: unavailable",
+				"final: not-applied",
 			},
-			wantErr: carrier.IsTimeout,
+			wantErr: func(err error) bool { return carrier.IsTimeout(err) && upstream.KindOf(err) == upstream.OutcomeUnknown },
 		},
 		{
 			name: "faultcode 350 is recognised",
 			args: []string{"-subscriber", "593990000002"},
 			want: []string{
-				"topup: unavailable error=",
-				"kind: fault",
+				"topup: fault error=",
 				"hint: the carrier does not accept our outgoing IP address (faultcode 350)",
-				"final: unavailable",
+				"final: refused",
 			},
-			wantErr: func(err error) bool { return errors.Is(err, carrier.ErrIPNotAuthorized) },
+			wantErr: func(err error) bool {
+				return errors.Is(err, carrier.ErrIPNotAuthorized) && upstream.KindOf(err) == upstream.Fault
+			},
 		},
 		{
 			name:    "bad operation is refused before sending",
 			args:    []string{"-operation", "RECARGA_OTRA"},
-			want:    []string{"audit: request 0 bytes, response 0 bytes", "topup: failed error="},
+			want:    []string{"audit: request 0 bytes, response 0 bytes", "topup: invalid-request error="},
 			wantErr: func(err error) bool { return errors.Is(err, carrier.ErrInvalidRequest) },
 			notSent: true,
 		},
@@ -142,9 +143,9 @@ func TestRunAgainstConfiguredSPR(t *testing.T) {
 	}
 	assertInOrder(t, out.String(), []string{
 		"mode: SPR from CARRIER_SPR_URL",
-		"topup: unavailable",
-		`query: success STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
-		"final: success",
+		"topup: outcome-unknown",
+		`query: ok STATUS=SUCCESS ID_CODIGO=0 ID_RECARGA=700000001 MENSAJE="top-up found"`,
+		"final: applied",
 	})
 	if n := srv.Calls(carrier.FunctionTopup); n != 1 {
 		t.Errorf("sre_topupd_76186 sent %d times, want 1: a timed-out top-up is not retried", n)
@@ -172,12 +173,40 @@ func TestRunAgainstRefusedConnection(t *testing.T) {
 		t.Errorf("run() error = %v, want kind not-sent", err)
 	}
 	assertInOrder(t, out.String(), []string{
-		"topup: unavailable error=",
-		"kind: not-sent",
+		"topup: not-sent error=",
 		"hint: never left this process; safe to send again with the same id",
 		"reconciled: never sent, so not applied; safe to send again with the same id",
-		"final: unavailable",
+		"final: not-applied",
 	})
+}
+
+// decide and sdkWord read an error by kind, whatever wraps it.
+func TestDecide(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("caller: %w", err) }
+	tests := []struct {
+		name     string
+		err      error
+		decision string
+		word     string
+	}{
+		{name: "success", err: nil, decision: applied, word: "ok"},
+		{name: "invalid request", err: wrap(fmt.Errorf("%w: QUANTITY", carrier.ErrInvalidRequest)), decision: refused, word: "invalid-request"},
+		{name: "business error", err: wrap(&carrier.Error{Op: carrier.FunctionTopup, Code: "1"}), decision: refused, word: "rejected"},
+		{name: "fault", err: wrap(&carrier.FaultError{Op: carrier.FunctionTopup, Code: "350"}), decision: refused, word: "fault"},
+		{name: "dial refused", err: &carrier.TransportError{Op: carrier.FunctionTopup, Err: &net.OpError{Op: "dial", Err: errors.New("refused")}}, decision: notApplied, word: "not-sent"},
+		{name: "timeout", err: &carrier.TransportError{Op: carrier.FunctionTopup, Err: context.DeadlineExceeded}, decision: unknown, word: "outcome-unknown"},
+		{name: "bad status", err: &carrier.TransportError{Op: carrier.FunctionTopup, HTTPStatus: 502, Err: carrier.ErrBadStatus}, decision: unknown, word: "outcome-unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decide(tt.err); got != tt.decision {
+				t.Errorf("decide = %q, want %q", got, tt.decision)
+			}
+			if got := sdkWord(tt.err); got != tt.word {
+				t.Errorf("sdkWord = %q, want %q", got, tt.word)
+			}
+		})
+	}
 }
 
 func TestRunRejectsUnknownFlag(t *testing.T) {
