@@ -29,6 +29,8 @@ const (
 	DevActionTokenSecret      = "dev-action-secret-change-me"
 	DevCreditsystemServiceKey = "dev-creditsystem-service-key"
 	DevTopupServiceKey        = "dev-topup-service-key"
+	// DevOTPKey seals the customer's OTP in development (consumption.DevOTPKey).
+	DevOTPKey = "dev-otp-key-change-me"
 	// DevOTPBypass is the OTP bypass code of the creditsystem fake (creditsystemtest.DevOTPBypass),
 	// which development uses when CREDITSYSTEM_OTP_BYPASS is empty; production refuses it.
 	DevOTPBypass = "123456"

@@ -23,10 +23,11 @@ const (
 	secretOAuth   = "oauth-secret-4d5e6f"
 	secretSMTP    = "smtp-pass-1a2b3c"
 	secretOTP     = "otp-bypass-5566"
+	secretOTPKey  = "otp-key-7788"
 	secretDBPass  = "db-pass-8899"
 )
 
-var allSecrets = []string{secretJWT, secretAction, secretCSKey, secretTopKey, secretCarrier, secretOAuth, secretSMTP, secretOTP, secretDBPass}
+var allSecrets = []string{secretJWT, secretAction, secretCSKey, secretTopKey, secretCarrier, secretOAuth, secretSMTP, secretOTP, secretOTPKey, secretDBPass}
 
 func prodCreditEnv() map[string]string {
 	return map[string]string{
@@ -39,6 +40,7 @@ func prodCreditEnv() map[string]string {
 		"CREDITSYSTEM_USUARIO":     "PLATUSER",
 		"CREDITSYSTEM_TERMINAL":    "TERM01",
 		"CREDITSYSTEM_OTP_BYPASS":  secretOTP,
+		"CREDIT_OTP_KEY":           secretOTPKey,
 		"ERP_URL":                  "https://erp.example",
 	}
 }
@@ -250,9 +252,10 @@ func TestValidation(t *testing.T) {
 
 		{"production credit, nothing set", credit, map[string]string{"APP_ENV": "production"}, []string{
 			"JWT_SECRET", "CREDITSYSTEM_SERVICE_KEY", "CREDITSYSTEM_CARTERA_URL", "CREDITSYSTEM_CENTRAL_URL",
-			"CREDITSYSTEM_USUARIO", "CREDITSYSTEM_TERMINAL", "CREDITSYSTEM_OTP_BYPASS", "ERP_URL"}},
+			"CREDITSYSTEM_USUARIO", "CREDITSYSTEM_TERMINAL", "CREDITSYSTEM_OTP_BYPASS", "CREDIT_OTP_KEY", "ERP_URL"}},
 		{"production credit, OTP bypass unset", credit, with(prodCreditEnv(), "CREDITSYSTEM_OTP_BYPASS", "<unset>"), []string{"CREDITSYSTEM_OTP_BYPASS"}},
 		{"production credit, OTP bypass of the fake", credit, with(prodCreditEnv(), "CREDITSYSTEM_OTP_BYPASS", DevOTPBypass), []string{"CREDITSYSTEM_OTP_BYPASS"}},
+		{"production credit, development OTP key", credit, with(prodCreditEnv(), "CREDIT_OTP_KEY", DevOTPKey), []string{"CREDIT_OTP_KEY"}},
 		{"production credit, default JWT secret", credit, with(prodCreditEnv(), "JWT_SECRET", DevJWTSecret), []string{"JWT_SECRET"}},
 		{"production credit, empty JWT secret", credit, with(prodCreditEnv(), "JWT_SECRET", " "), []string{"JWT_SECRET"}},
 		{"production credit, default service key", credit, with(prodCreditEnv(), "CREDITSYSTEM_SERVICE_KEY", DevCreditsystemServiceKey), []string{"CREDITSYSTEM_SERVICE_KEY"}},

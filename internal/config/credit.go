@@ -29,6 +29,10 @@ type Creditsystem struct {
 	Terminal      string `env:"CREDITSYSTEM_TERMINAL"`
 	// Timeout bounds every SOAP call (CREDITSYSTEM_TIMEOUT, seconds, default 30).
 	Timeout time.Duration `env:"CREDITSYSTEM_TIMEOUT" envDefault:"30"`
+	// OTPKey seals the customer's OTP while the service keeps it, between /otp and the
+	// confirmation (CREDIT_OTP_KEY; every instance needs the same; production refuses the
+	// development default).
+	OTPKey Secret `env:"CREDIT_OTP_KEY" envDefault:"dev-otp-key-change-me"`
 	// ReconcileInterval is the time between passes that reverse authorizations the creditsystem
 	// granted but the service could not record (CREDIT_RECONCILE_INTERVAL, seconds, default
 	// 60; 0 turns them off).
@@ -116,6 +120,7 @@ func (c *Credit) validate(p *problems) {
 	if p.production {
 		p.secret("CREDITSYSTEM_SERVICE_KEY", cs.ServiceKey, DevCreditsystemServiceKey)
 		p.secret("CREDITSYSTEM_OTP_BYPASS", cs.OTPBypass, DevOTPBypass)
+		p.secret("CREDIT_OTP_KEY", cs.OTPKey, DevOTPKey)
 	}
 	p.requiredURL("ERP_URL", c.ERP.URL)
 	p.positiveDuration("ERP_TIMEOUT", c.ERP.Timeout)
@@ -162,6 +167,8 @@ func (c *Credit) LogValue() slog.Value {
 			slog.String("terminal", cs.Terminal),
 			slog.Duration("timeout", cs.Timeout),
 			slog.String("otp_bypass", describeSecret(cs.OTPBypass, DevOTPBypass)),
+			slog.String("otp_key", describeSecret(cs.OTPKey, DevOTPKey)),
+			slog.Duration("reconcile_interval", cs.ReconcileInterval),
 		),
 		slog.Group("erp",
 			slog.String("url", orFake(redactURL(c.ERP.URL))),

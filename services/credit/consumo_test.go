@@ -198,8 +198,14 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 
 		otp := consumoExpect(t, env.consumo("otp", map[string]any{"autorizacion_id": id, "otp": "482913"}), 200)
 		checkConsumoSuccess(t, otp, id, "OTP_RECIBIDO")
-		if rec := env.record(id); rec.Estado != consumption.EstadoOTPRecibido || rec.OTP != "482913" {
-			t.Fatalf("record after /otp: estado %s otp %q", rec.Estado, rec.OTP)
+		// The OTP is kept sealed, never in clear, until the confirmation sends it.
+		if rec := env.record(id); rec.Estado != consumption.EstadoOTPRecibido || rec.OTP != "" || rec.OTPSellado == "" ||
+			strings.Contains(rec.OTPSellado, "482913") {
+			t.Fatalf("record after /otp: estado %s otp %q sealed %q", rec.Estado, rec.OTP, rec.OTPSellado)
+		}
+		if n, err := tg.DB.NewSelect().Model((*consumption.Consumo)(nil)).
+			Where("otp LIKE '%482913%' OR otp_sellado LIKE '%482913%' OR CAST(creditsystem_auth_response AS TEXT) LIKE '%482913%'").Count(t.Context()); err != nil || n != 0 {
+			t.Fatalf("the OTP is stored in clear (%d rows, %v)", n, err)
 		}
 
 		conf := consumoExpect(t, env.consumo("confirmar", confirmarBody(id, "001-002-000000123")), 200)
@@ -238,6 +244,9 @@ func TestConsumoFullFlowWithOTP(t *testing.T) {
 		if rec.Estado != consumption.EstadoConsumido || rec.NumeroFactura != "001-002-000000123" || rec.FechaFactura.String() != "2026-01-15" ||
 			!rec.MontoFacturado.Valid || !rec.MontoFacturado.Decimal.Equal(consumoDec("300")) {
 			t.Fatalf("record after confirmation: %+v", rec)
+		}
+		if rec.OTPRegistrado() {
+			t.Fatalf("the OTP is kept after the confirmation: %q %q", rec.OTP, rec.OTPSellado)
 		}
 		checkRawUpstreamAnswer(t, rec.CreditsystemConsumoResponse, "cNumeroAutorizacion", id)
 		checkRawUpstreamAnswer(t, rec.CreditsystemAuthResponse, "cNumeroAutorizacion", id)
@@ -315,7 +324,7 @@ func TestConsumoFlowWithoutOTP(t *testing.T) {
 		if got := env.lastField(t, "GrabarConsumo", "cCodigoOtp"); got != "0" {
 			t.Fatalf("GrabarConsumo cCodigoOtp %q, want 0", got)
 		}
-		if rec := env.record(id); rec.Estado != consumption.EstadoConsumido || rec.OTP != "" {
+		if rec := env.record(id); rec.Estado != consumption.EstadoConsumido || rec.OTPRegistrado() {
 			t.Fatalf("record %+v", rec)
 		}
 		// The bypass code is a secret: it is in no audited summary.

@@ -37,4 +37,5 @@ func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, 
 	k.Post("/confirmar", bearer, once, kh.confirmar)
 	k.Post("/reverso", bearer, once, kh.reverso)
 	k.Post("/reverso-consumo", bearer, once, kh.reversoConsumo)
+	k.Get("/:autorizacion_id", bearer, kh.get)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -90,10 +91,12 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 	if err != nil {
 		return nil, err
 	}
-	s.consumos, err = consumption.NewService(consumption.NewStore(d.DB), cs, consumption.WithLogger(log))
+	s.consumos, err = consumption.NewService(consumption.NewStore(d.DB), cs, consumption.WithLogger(log),
+		consumption.WithCallTimeout(cfg.Creditsystem.Timeout), consumption.WithOTPKey(cfg.Creditsystem.OTPKey.Reveal()))
 	if err != nil {
 		return nil, err
 	}
+	reg.MustRegister(&pendingCollector{consumos: s.consumos})
 
 	health := d.Health
 	if health == nil {
@@ -177,10 +180,48 @@ func upstreamClient(reg prometheus.Registerer, upstream string, op func(context.
 	return &http.Client{Transport: metrics.Transport(base, upstream, metrics.OperationFrom(op), reg)}
 }
 
-// serve answers HTTP on ln until ctx ends (main's ctx ends on SIGTERM or SIGINT), then stops
+// serve answers HTTP on ln, and reverses the authorizations granted but not recorded every
+// CREDIT_RECONCILE_INTERVAL, until ctx ends (main's ctx ends on SIGTERM or SIGINT); then it stops
 // gracefully, letting in-flight requests finish.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	return httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	if every := s.cfg.Creditsystem.ReconcileInterval; every > 0 {
+		wg.Go(func() { s.consumos.Run(ctx, every) })
+	}
+	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// pendingCollector reports, at each scrape, what needs a person: credit records held by an
+// operation whose outcome is unknown, and authorizations granted but not recorded (or reversed).
+type pendingCollector struct{ consumos *consumption.Service }
+
+var (
+	descOutcomeUnknown = prometheus.NewDesc("credit_consumos_outcome_unknown",
+		"Consumption records held by an operation whose outcome is unknown (a timeout, or a process that died during the call); an operator reconciles them.", nil, nil)
+	descUnrecorded = prometheus.NewDesc("credit_authorizations_unrecorded",
+		"Authorizations the creditsystem granted that are neither recorded nor reversed yet (reversing, refused or unknown reversal, or a call that never ended).", nil, nil)
+)
+
+func (p *pendingCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descOutcomeUnknown
+	ch <- descUnrecorded
+}
+
+func (p *pendingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	held, unrecorded, err := p.consumos.Pendientes(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descOutcomeUnknown, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descOutcomeUnknown, prometheus.GaugeValue, float64(held))
+	ch <- prometheus.MustNewConstMetric(descUnrecorded, prometheus.GaugeValue, float64(unrecorded))
 }
 
 // logStart says how the instance runs, development fakes first.
