@@ -47,15 +47,15 @@ const (
 type Intento struct {
 	bun.BaseModel `bun:"table:consumo_intentos"`
 
-	ID              int64           `bun:"id,pk,autoincrement"`
-	ConsumoID       int64           `bun:"consumo_id,nullzero"`
-	AutorizacionID  string          `bun:"autorizacion_id,nullzero"`
-	Operacion       string          `bun:"operacion,notnull"`
-	RequestID       string          `bun:"request_id,nullzero"`
+	ID             int64  `bun:"id,pk,autoincrement"`
+	ConsumoID      int64  `bun:"consumo_id,nullzero"`
+	AutorizacionID string `bun:"autorizacion_id,nullzero"`
+	Operacion      string `bun:"operacion,notnull"`
+	RequestID      string `bun:"request_id,nullzero"`
 	// NumeroTarjeta and Identificacion of a GrabarAutorizacion attempt: what reversing it needs
 	// when the authorization was granted but not recorded.
-	NumeroTarjeta  string `bun:"numero_tarjeta,nullzero"`
-	Identificacion string `bun:"identificacion,nullzero"`
+	NumeroTarjeta   string          `bun:"numero_tarjeta,nullzero"`
+	Identificacion  string          `bun:"identificacion,nullzero"`
 	Solicitud       json.RawMessage `bun:"solicitud,notnull"`
 	Resultado       Resultado       `bun:"resultado,notnull"`
 	CodigoUpstream  *int            `bun:"codigo_upstream"`

@@ -45,7 +45,9 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	if _, err := conn.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = 0"); err != nil {
 		return fmt.Errorf("jobs: migrate lock: %w", err)
 	}
-	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout; RESET lock_timeout") }()
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout; RESET lock_timeout")
+	}()
 	const key = "hashtext('river_migrate.' || current_schema())"
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")"); err != nil {
 		return fmt.Errorf("jobs: migrate lock: %w", err)

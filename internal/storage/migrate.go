@@ -171,7 +171,9 @@ func locked(ctx context.Context, db *bun.DB, table string, fn func(ctx context.C
 	if _, err := conn.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = 0"); err != nil {
 		return fmt.Errorf("storage: migration lock: %w", err)
 	}
-	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout; RESET lock_timeout") }()
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "RESET statement_timeout; RESET lock_timeout")
+	}()
 	// Keyed by schema and table, so parallel test schemas do not wait for each other.
 	const key = "hashtext(current_schema() || '.' || ?)"
 	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock("+key+")", table); err != nil {
