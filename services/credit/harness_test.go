@@ -41,6 +41,12 @@ type testEnv struct {
 type envOptions struct {
 	erpOpts []erptest.Option
 	env     map[string]string
+	faults  *storagetest.Faults
+}
+
+// withFaults runs the service on a handle of the database whose statements pass through f.
+func withFaults(f *storagetest.Faults) envOption {
+	return func(o *envOptions) { o.faults = f }
 }
 
 // envOption customises newTestEnv.
@@ -96,7 +102,11 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := newServer(t.Context(), cfg, deps{DB: tg.DB, Logger: log})
+	db := tg.DB
+	if o.faults != nil {
+		db = o.faults.Open(t, tg)
+	}
+	srv, err := newServer(t.Context(), cfg, deps{DB: db, Logger: log})
 	if err != nil {
 		t.Fatalf("newServer: %v", err)
 	}

@@ -56,6 +56,8 @@ type stack struct {
 	instances []*instance
 	answers   answerLog
 	logs      logBuffer
+	// faults, when set, sits between every instance and the database.
+	faults *storagetest.Faults
 }
 
 // logBuffer keeps what every instance logged (debug level), for the PASSWORD check.
@@ -87,7 +89,18 @@ func (l *answerLog) add(s string) { l.mu.Lock(); l.bodies = append(l.bodies, s);
 
 func newStack(t testing.TB, tg storagetest.Target, env map[string]string, sprOpts ...carriertest.Option) *stack {
 	t.Helper()
-	s := &stack{t: t, tg: tg, clock: &clock{now: time.Now()}}
+	return startStack(t, tg, env, nil, sprOpts...)
+}
+
+// newFaultyStack is newStack with the database behind faults.
+func newFaultyStack(t testing.TB, tg storagetest.Target, faults *storagetest.Faults) *stack {
+	t.Helper()
+	return startStack(t, tg, nil, faults)
+}
+
+func startStack(t testing.TB, tg storagetest.Target, env map[string]string, faults *storagetest.Faults, sprOpts ...carriertest.Option) *stack {
+	t.Helper()
+	s := &stack{t: t, tg: tg, clock: &clock{now: time.Now()}, faults: faults}
 	s.spr = carriertest.NewServer(append([]carriertest.Option{carriertest.WithCredentials("spr-user", testPassword, "COMP1")}, sprOpts...)...)
 	t.Cleanup(s.spr.Close)
 	s.addInstance(env)
@@ -128,7 +141,11 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	// Each instance opens the database as run does (a process of its own); the test's
 	// tg.DB stays the test's.
-	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal())
+	var opts []storage.Option
+	if s.faults != nil {
+		opts = append(opts, s.faults.Option())
+	}
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal(), opts...)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -30,13 +30,16 @@ type rule struct {
 	remaining int // < 0: until Clear
 }
 
+// Option makes storage.Open pass every statement through f.
+func (f *Faults) Option() storage.Option {
+	return storage.WithConnector(func(c driver.Connector) driver.Connector { return faultConnector{inner: c, f: f} })
+}
+
 // Open opens a second handle on the target's database whose statements pass through f. It is
 // closed at the end of the test.
 func (f *Faults) Open(t testing.TB, tg Target) *bun.DB {
 	t.Helper()
-	db, err := storage.Open(t.Context(), tg.URL, storage.WithConnector(func(c driver.Connector) driver.Connector {
-		return faultConnector{inner: c, f: f}
-	}))
+	db, err := storage.Open(t.Context(), tg.URL, f.Option())
 	if err != nil {
 		t.Fatalf("open %s with faults: %v", tg.Name, err)
 	}

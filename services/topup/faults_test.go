@@ -1,0 +1,76 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/idempotency"
+	"github.com/platform/integrations/internal/storage/storagetest"
+)
+
+// TestTopupWritesThatFail: the database refuses the write that records the carrier's answer to a
+// top-up (manual and webhook). The answer still carries transaction_id and
+// external_transaction_id, the record stays pending, a retry with the same Idempotency-Key (or a
+// repeated delivery) reaches the carrier no more, and the reconciler settles the record from the
+// carrier's word: success, with one top-up at the carrier.
+func TestTopupWritesThatFail(t *testing.T) {
+	for _, route := range []string{"recharge", "webhook"} {
+		t.Run(route, func(t *testing.T) {
+			storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+				faults := &storagetest.Faults{}
+				s := newFaultyStack(t, tg, faults)
+				u := newUser("op-fault", PermCreate, PermView)
+				body := map[string]any(invoice("RECCARRIER3", 3, "593991234567"))
+				send := func() answer {
+					if route == "webhook" {
+						return s.do("POST", webhookPath, body, serviceKey())
+					}
+					h := u.recharge(t)
+					h[idempotency.Header] = "fault-recharge"
+					return s.do("POST", rechargePath, rechargeBodyFor("593991234567"), h)
+				}
+				faults.Fail(`(?s)UPDATE "topup_transactions".*'success'`, -1)
+				first := send()
+				faults.Clear()
+				if faults.Hits() == 0 {
+					t.Fatal("the fault never fired")
+				}
+				first.expect(t, http.StatusInternalServerError)
+				id, ext := first.str("transaction_id"), first.str("external_transaction_id")
+				if id == "" || ext == "" || first.str("status") != "pending" || !strings.Contains(first.str("error"), "reconciled") {
+					t.Fatalf("answer after the carrier acted: %s; want the ids and that it is being reconciled", first.raw)
+				}
+				again := send()
+				if route == "webhook" {
+					again.expect(t, http.StatusConflict) // the same invoice: a duplicate of the pending record
+					if again.str("original_transaction_id") != id {
+						t.Fatalf("repeated delivery: %s", again.raw)
+					}
+				} else if again.raw != first.raw || again.header.Get(idempotency.ReplayedHeader) != "true" {
+					t.Fatalf("retry with the same key: %d %s, want the first answer replayed", again.status, again.raw)
+				}
+				if n := s.spr.Calls(carrier.FunctionTopup); n != 1 {
+					t.Fatalf("%d top-ups reached the carrier, want 1", n)
+				}
+				if rec := s.transaction(t, id); rec["status"] != "pending" {
+					t.Fatalf("record after the fault: %v", rec["status"])
+				}
+				s.clock.Advance(10 * time.Minute)
+				rep, err := s.svc().Reconcile(t.Context())
+				if err != nil || rep.Succeeded != 1 {
+					t.Fatalf("reconciler pass %+v, %v", rep, err)
+				}
+				rec := s.transaction(t, id)
+				if rec["status"] != "success" || rec["external_transaction_id"] != ext {
+					t.Fatalf("after reconciliation: %v", rec)
+				}
+				if n := s.spr.Calls(carrier.FunctionTopup); n != 1 {
+					t.Fatalf("%d top-ups reached the carrier after reconciliation, want 1", n)
+				}
+			})
+		})
+	}
+}
