@@ -148,6 +148,17 @@ var Migrations = storage.NewMigrations(
 			return storage.DDL(ctx, tx, `DROP INDEX topup_transactions_invoice_idx`)
 		},
 	},
+	storage.Migration{
+		// A claimed record stays out of other reconciler passes for a lease longer than the
+		// calls the claiming pass may still be waiting for.
+		Name: "20261125000100_reconcile_lease_until",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions ADD COLUMN reconcile_lease_until $TIMESTAMP`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions DROP COLUMN reconcile_lease_until`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

@@ -37,14 +37,25 @@ type ReconcileConfig struct {
 	MaxRetries int
 	// Batch is the most records one pass looks at.
 	Batch int
+	// Lease is how long a claimed record stays out of every other pass, whichever the instance:
+	// longer than the calls the claiming pass may make (a query and a top-up, each up to the
+	// carrier timeout), so that a slow pass is never overtaken and a top-up never sent twice at
+	// once. Default DefaultReconcileLease; the service sets it from CARRIER_TIMEOUT.
+	Lease time.Duration
 }
 
+// DefaultReconcileLease fits two calls of the default 30 s carrier timeout and a margin.
+const DefaultReconcileLease = 90 * time.Second
+
 func (c *ReconcileConfig) normalize() error {
-	if c.Interval < 0 || c.PendingAfter < 0 || c.RetryAfter < 0 || c.Batch < 0 {
+	if c.Interval < 0 || c.PendingAfter < 0 || c.RetryAfter < 0 || c.Batch < 0 || c.Lease < 0 {
 		return errors.New("topup: negative reconciler setting")
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultReconcileInterval
+	}
+	if c.Lease == 0 {
+		c.Lease = DefaultReconcileLease
 	}
 	if c.PendingAfter == 0 {
 		c.PendingAfter = DefaultReconcilePendingAfter
@@ -189,7 +200,7 @@ type ReconcileReport struct {
 func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	now := s.now()
-	cands, err := s.store.stale(ctx, now.Add(-s.cfg.Reconcile.PendingAfter), now.Add(-s.cfg.Reconcile.RetryAfter), s.cfg.Reconcile.Batch)
+	cands, err := s.store.stale(ctx, now, now.Add(-s.cfg.Reconcile.PendingAfter), now.Add(-s.cfg.Reconcile.RetryAfter), s.cfg.Reconcile.Batch)
 	if err != nil {
 		return rep, err
 	}
@@ -217,6 +228,7 @@ func (s *Service) reconcileOne(ctx context.Context, seen *Transaction, rep *Reco
 		}
 		t.UpdatedAt = dbTime(s.now())
 		t.LastReconciledAt = bun.NullTime{Time: t.UpdatedAt}
+		t.ReconcileLeaseUntil = bun.NullTime{Time: t.UpdatedAt.Add(s.cfg.Reconcile.Lease)}
 		return Settlement{Save: true}, nil
 	})
 	if errors.Is(err, ErrConflict) {

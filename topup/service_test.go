@@ -730,3 +730,45 @@ func TestReconcileRetriesExhaustedLeaveTheSelection(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileLeaseOutlivesTheCalls: a pass that claimed a record and still waits for the
+// carrier keeps it, even when the record's RetryAfter passes meanwhile: a second pass (another
+// instance) does not take it, so one top-up is never queried or sent twice at once.
+func TestReconcileLeaseOutlivesTheCalls(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		now := time.Now()
+		var mu sync.Mutex
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		e := newEnv(t, tg, Config{ThrottleLimit: 100, Reconcile: ReconcileConfig{RetryAfter: time.Minute, Lease: 5 * time.Minute}}, WithClock(clock))
+		rec, err := e.svc.Recharge(context.Background(), manual(operator("lease"), carriertest.SubscriberTimeout))
+		if !errors.As(err, new(*CarrierError)) || rec.Status != StatusUnavailable {
+			t.Fatalf("setup: %v %v", rec, err)
+		}
+		gate := carriertest.NewGate()
+		e.spr.Script(carrier.FunctionQueryRecharge, carriertest.Process().Until(gate))
+		advance(2 * time.Minute)
+		first := make(chan ReconcileReport)
+		go func() {
+			rep, _ := e.svc.Reconcile(context.Background())
+			first <- rep
+		}()
+		<-gate.Reached()
+		advance(2 * time.Minute) // past RetryAfter again, within the lease
+		second, err := e.svc.Reconcile(context.Background())
+		if err != nil || second.Checked != 0 {
+			t.Fatalf("a second pass took the leased record: %+v %v", second, err)
+		}
+		gate.Open()
+		if rep := <-first; rep.Checked != 1 {
+			t.Fatalf("first pass %+v", rep)
+		}
+		if n := e.spr.Calls(carrier.FunctionQueryRecharge); n != 1 {
+			t.Fatalf("%d queries, want 1", n)
+		}
+		advance(10 * time.Minute) // past the lease: the record is selectable again
+		if rep, err := e.svc.Reconcile(context.Background()); err != nil || rep.Checked != 1 {
+			t.Fatalf("after the lease: %+v %v", rep, err)
+		}
+	})
+}

@@ -427,12 +427,15 @@ func (s *Store) Purge(ctx context.Context, now time.Time, window time.Duration) 
 // stale returns up to limit records the reconciler should look at: pending ones untouched
 // since pendingBefore and unavailable ones untouched since unavailableBefore whose retries
 // are not exhausted, oldest first.
-func (s *Store) stale(ctx context.Context, pendingBefore, unavailableBefore time.Time, limit int) ([]Transaction, error) {
+func (s *Store) stale(ctx context.Context, now, pendingBefore, unavailableBefore time.Time, limit int) ([]Transaction, error) {
 	var out []Transaction
 	err := s.db.NewSelect().Model(&out).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("status = ? AND updated_at < ?", string(StatusPending), dbTime(pendingBefore)).
 				WhereOr("status = ? AND updated_at < ? AND retries_exhausted_at IS NULL", string(StatusUnavailable), dbTime(unavailableBefore))
+		}).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("reconcile_lease_until IS NULL").WhereOr("reconcile_lease_until < ?", dbTime(now))
 		}).
 		OrderExpr("updated_at ASC").Limit(limit).Scan(ctx)
 	if err != nil {

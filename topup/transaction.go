@@ -159,8 +159,11 @@ type Transaction struct {
 	// reconciler's selection; an operator reconciles it with query-recharge.
 	RetriesExhaustedAt bun.NullTime `bun:"retries_exhausted_at"`
 	LastReconciledAt   bun.NullTime `bun:"last_reconciled_at"`
-	CreatedAt          time.Time    `bun:"created_at,notnull"`
-	UpdatedAt          time.Time    `bun:"updated_at,notnull"`
+	// ReconcileLeaseUntil keeps the record out of other reconciler passes while the pass that
+	// claimed it may still be waiting for the carrier (ReconcileConfig.Lease).
+	ReconcileLeaseUntil bun.NullTime `bun:"reconcile_lease_until"`
+	CreatedAt           time.Time    `bun:"created_at,notnull"`
+	UpdatedAt           time.Time    `bun:"updated_at,notnull"`
 }
 
 // CarrierReply is what the SPR answered (or why it did not), copied onto the record.

@@ -69,6 +69,8 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		log = slog.Default()
 	}
 	st, err := loadSettings(cfg.Recargas)
+	// A reconciler pass may wait for a query and a top-up: its claim outlives both.
+	st.Reconcile.Lease = 2*cfg.Carrier.Timeout + 10*time.Second
 	if err != nil {
 		return nil, err
 	}
