@@ -151,16 +151,20 @@
 // operator's e-mail, OPERATIONS_EMAIL; invalid invoices: notification_email and operations).
 // The job is inserted even when it has no recipient at all: the worker decides, and completes
 // such a job without calling the Sender. [AddNotificationWorkers] registers the River workers
-// that hand each notification to a [Sender] (the e-mail sender).
+// that hand each notification to a [Sender] (the e-mail sender). One e-mail per record per kind
+// of event: a record's later passes through unavailable (the reconciler's retries) announce
+// nothing more, and of the repeated deliveries of one invoice only the first is announced
+// ([Store.InsertDuplicate]).
 //
 // # Reconciler
 //
 // [Service.Reconcile] (and [Service.Run], every ReconcileConfig.Interval) takes pending
-// records untouched for PendingAfter (default 5 min, keep it above CARRIER_TIMEOUT) and
-// unavailable ones untouched for RetryAfter (default 1 min) whose retries are not exhausted,
-// and claims each: in [Store.Update], the record must still have the status and updated_at it
-// was selected with, and its updated_at moves, so two instances never work one record. Then
-// one rule:
+// records untouched for PendingAfter (default 5 min; the configuration refuses one not above
+// CARRIER_TIMEOUT) and unavailable ones untouched for RetryAfter (default 1 min) whose retries
+// are not exhausted, and claims each: in [Store.Update], the record must still have the status
+// and updated_at it was selected with, its updated_at moves, and it takes a lease
+// (ReconcileConfig.Lease, longer than a query and a top-up together) during which no other pass
+// selects it, so two instances never work one record. Then one rule:
 //
 // Ask the carrier first; send the top-up again, with the same external_transaction_id, only
 // when the carrier says it does not know it. (An issue requires this order: the carrier keys

@@ -159,6 +159,19 @@ var Migrations = storage.NewMigrations(
 			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions DROP COLUMN reconcile_lease_until`)
 		},
 	},
+	storage.Migration{
+		// A repeated delivery names the transaction it repeats, so that only the first repetition
+		// of an invoice is announced.
+		Name: "20261125000200_duplicate_of",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions ADD COLUMN duplicate_of VARCHAR(36)`,
+				`CREATE INDEX topup_transactions_duplicate_of_idx ON topup_transactions (duplicate_of)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP INDEX topup_transactions_duplicate_of_idx`,
+				`ALTER TABLE topup_transactions DROP COLUMN duplicate_of`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

@@ -363,6 +363,11 @@ func callOf(id uuid.UUID, res *carrier.Result, outcome Status, diagnostic string
 
 // notice is the job announcing t's current status, nil when the status announces nothing.
 func (s *Service) notice(t *Transaction) *Notification {
+	if t.Status == StatusUnavailable && t.RetryCount > 1 {
+		// One e-mail per record per kind of event: the first pass through unavailable tells;
+		// the reconciler's later passes do not repeat it.
+		return nil
+	}
 	n, ok := notificationFor(t, s.cfg.OperationsEmail, s.now())
 	if !ok {
 		return nil

@@ -149,6 +149,29 @@ func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) err
 	})
 }
 
+// InsertDuplicate inserts t, the record of a repeated delivery of the invoice whose record is
+// t.DuplicateOf, with the job n announces only when it is the first repetition of that invoice:
+// one e-mail per repeated invoice, however many times it is delivered again. The original record
+// is locked meanwhile, so two first repetitions cannot both count none.
+func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notification) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := getWhere(ctx, tx, true, "id = ?", t.DuplicateOf); err != nil {
+			return err
+		}
+		earlier, err := tx.NewSelect().Model((*Transaction)(nil)).Where("duplicate_of = ?", t.DuplicateOf).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("topup: count repeated deliveries: %w", err)
+		}
+		if err := insert(ctx, tx, t); err != nil {
+			return err
+		}
+		if earlier > 0 {
+			return nil
+		}
+		return s.enqueue(ctx, tx, n)
+	})
+}
+
 // InsertInvoice inserts t, a record that holds its invoice's source_xml_hash, with the job n
 // announces (nil: none), unless a record already holds that hash: then it inserts nothing and
 // returns that record. The look-up and the insert run in one transaction, and the unique

@@ -159,6 +159,9 @@ type Transaction struct {
 	// reconciler's selection; an operator reconciles it with query-recharge.
 	RetriesExhaustedAt bun.NullTime `bun:"retries_exhausted_at"`
 	LastReconciledAt   bun.NullTime `bun:"last_reconciled_at"`
+	// DuplicateOf is, on the record of a repeated webhook delivery, the transaction that holds
+	// its hash.
+	DuplicateOf string `bun:"duplicate_of,nullzero"`
 	// ReconcileLeaseUntil keeps the record out of other reconciler passes while the pass that
 	// claimed it may still be waiting for the carrier (ReconcileConfig.Lease).
 	ReconcileLeaseUntil bun.NullTime `bun:"reconcile_lease_until"`

@@ -181,7 +181,8 @@ func (s *Service) duplicate(ctx context.Context, base Transaction, orig *Transac
 	rec.SourceXMLHash = ""
 	rec.Status = StatusRejected
 	rec.RejectionReason = fmt.Sprintf("%s: invoice already processed by transaction %s", ReasonDuplicate, orig.ID)
-	if err := s.store.Insert(ctx, &rec, s.notice(&rec)); err != nil {
+	rec.DuplicateOf = orig.ID.String()
+	if err := s.store.InsertDuplicate(ctx, &rec, s.notice(&rec)); err != nil {
 		return err
 	}
 	return &DuplicateError{Original: orig, Transaction: &rec, Reason: ReasonDuplicate}

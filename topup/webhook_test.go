@@ -1,8 +1,10 @@
 package topup
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -125,6 +127,40 @@ func TestWebhookInvoiceNumberUnderAnotherHash(t *testing.T) {
 		}
 		if got, gerr := e.store.Get(t.Context(), first.ID); gerr != nil || got.Status != StatusSuccess || got.SourceXMLHash != strings.Repeat("a", 64) {
 			t.Fatalf("first record = %+v (%v), want unchanged", got, gerr)
+		}
+	})
+}
+
+// TestRepeatedDeliveriesAnnounceOnce: 20 deliveries of one invoice, 19 of them concurrent
+// repetitions: each repetition is recorded, and one invalid-invoice e-mail is queued for them all.
+func TestRepeatedDeliveriesAnnounceOnce(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, Config{})
+		five := decimal.RequireFromString("5")
+		r := WebhookRequest{InvoiceNumber: "001-001-000000900", ProductCode: "RECCARRIER5", SubscriberID: "593991234567",
+			Amount: &five, SourceXMLHash: "hash-repeated", NotificationEmail: "branch@example.com", Payload: []byte(`{}`)}
+		if _, err := e.svc.Webhook(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 19 {
+			wg.Go(func() {
+				if _, err := e.svc.Webhook(context.Background(), r); !errors.Is(err, ErrDuplicateInvoice) {
+					t.Errorf("repetition: %v, want ErrDuplicateInvoice", err)
+				}
+			})
+		}
+		wg.Wait()
+		kinds := map[string]int{}
+		for _, j := range e.jobsQueued(t) {
+			kinds[j.Kind]++
+		}
+		if kinds[KindRechargeInvalidInvoice] != 1 || kinds[KindRechargeSuccess] != 1 {
+			t.Fatalf("jobs by kind = %v, want one success and one invalid-invoice e-mail", kinds)
+		}
+		n, err := e.db.NewSelect().Model((*Transaction)(nil)).Where("status = ?", StatusRejected).Count(t.Context())
+		if err != nil || n != 19 {
+			t.Fatalf("%d repetitions recorded (%v), want 19", n, err)
 		}
 	})
 }
