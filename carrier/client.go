@@ -189,7 +189,7 @@ func (c *Client) exchange(ctx context.Context, fn string, data []umsprot.Data, r
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &TransportError{Op: fn, Err: withDeadline(ctx, err)}
+		return nil, &TransportError{Op: fn, Err: withDeadline(ctx, sdkerr.RedactURLs(err))}
 	}
 	defer resp.Body.Close()
 	res.Exchange.HTTPStatus = resp.StatusCode

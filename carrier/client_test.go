@@ -327,8 +327,12 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	c := newClient(t, config("http://"+addr+"/spr", time.Second))
+	// A key in the URL's userinfo or query never reaches the error, which is stored and shown.
+	c := newClient(t, config("http://spr:url-pass@"+addr+"/spr?token=url-token", time.Second))
 	res, err := c.Topup(t.Context(), topup("T-REFUSED-1", "593987654321"))
+	if strings.Contains(err.Error(), "url-token") || strings.Contains(err.Error(), "url-pass") || strings.Contains(res.Diagnostic, "url-token") {
+		t.Errorf("the URL's secrets reach the error: %q, diagnostic %q", err, res.Diagnostic)
+	}
 	if !errors.Is(err, syscall.ECONNREFUSED) || !carrier.IsTransport(err) || carrier.IsTimeout(err) || upstream.KindOf(err) != upstream.NotSent {
 		t.Fatalf("err = %v, want connection refused, not sent", err)
 	}

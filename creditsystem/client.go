@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/platform/integrations/internal/sdkerr"
 	"io"
 	"mime"
 	"net/http"
@@ -318,6 +319,7 @@ func classify(ctx context.Context, op string, ex *exchange, err error) error {
 		}
 		return &TransportError{Op: op, HTTPStatus: he.StatusCode, Err: fmt.Errorf("HTTP status %d without a SOAP fault", he.StatusCode)}
 	}
+	err = sdkerr.RedactURLs(err)
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}

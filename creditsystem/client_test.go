@@ -172,7 +172,8 @@ func TestOperationsConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "http://" + ln.Addr().String() + "/svc"
+	// A key in the URL's userinfo or query never reaches the error, which is stored and shown.
+	url := "http://cs:url-pass@" + ln.Addr().String() + "/svc?key=url-token"
 	ln.Close()
 	cfg := creditsystemtest.DevConfig()
 	cfg.CarteraURL, cfg.CentralURL, cfg.Timeout = url, url, time.Second
@@ -186,6 +187,9 @@ func TestOperationsConnectionRefused(t *testing.T) {
 			}
 			if creditsystem.IsTimeout(err) {
 				t.Error("a refused connection is not a timeout")
+			}
+			if strings.Contains(err.Error(), "url-token") || strings.Contains(err.Error(), "url-pass") {
+				t.Errorf("the URL's secrets reach the error: %q", err)
 			}
 		})
 	}

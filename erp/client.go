@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/platform/integrations/internal/sdkerr"
 	"net/http"
 	"strings"
 
@@ -158,6 +159,7 @@ func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte
 // it as something else (an injected RoundTripper may return its own error when the context
 // ends).
 func (c *Client) transportError(ctx context.Context, op string, resp *resty.Response, err error) error {
+	err = sdkerr.RedactURLs(err)
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w: %w", cerr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"strconv"
 
 	"github.com/platform/integrations/upstream"
@@ -65,3 +66,36 @@ func StatusCode(status int) string {
 	}
 	return strconv.Itoa(status)
 }
+
+// RedactURLs strips the userinfo, query and fragment from the URL of every *url.Error in err's
+// chain, in place, and returns err: a transport error's text is stored (the top-up's
+// carrier_diagnostic, the audit) and shown, and a configured URL may carry a key in either.
+// Call it on the error as the HTTP client returned it: a wrapper made before keeps the text it
+// had.
+func RedactURLs(err error) error {
+	switch e := err.(type) {
+	case nil:
+	case *url.Error:
+		e.URL = RedactURL(e.URL)
+		RedactURLs(e.Err)
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			RedactURLs(inner)
+		}
+	case interface{ Unwrap() error }:
+		RedactURLs(e.Unwrap())
+	}
+	return err
+}
+
+// RedactURL is raw without userinfo, query and fragment ("(unparsable URL)" when it does not
+// parse).
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+

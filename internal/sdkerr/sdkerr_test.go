@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -97,5 +98,20 @@ func TestStatusCode(t *testing.T) {
 				t.Errorf("StatusCode(%d) = %q, want %q", tc.status, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestRedactURLs(t *testing.T) {
+	inner := &url.Error{Op: "Post", URL: "https://user:pw@spr.example/spr?token=S3CRET#frag", Err: errors.New("dial tcp: refused")}
+	err := fmt.Errorf("carrier: %w: %w", context.DeadlineExceeded, sdkerr.RedactURLs(inner))
+	if text := err.Error(); strings.Contains(text, "S3CRET") || strings.Contains(text, "pw") || strings.Contains(text, "frag") ||
+		!strings.Contains(text, "https://spr.example/spr") {
+		t.Fatalf("redacted error %q", text)
+	}
+	if got := sdkerr.RedactURL("::not a url"); got != "(unparsable URL)" {
+		t.Fatalf("RedactURL of garbage = %q", got)
+	}
+	if sdkerr.RedactURLs(nil) != nil {
+		t.Fatal("nil is not nil")
 	}
 }

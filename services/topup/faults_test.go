@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,4 +74,30 @@ func TestTopupWritesThatFail(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A key in the query string (or the userinfo) of CARRIER_SPR_URL never reaches what the service
+// stores or shows: the record's carrier_diagnostic, the audit of the call, the answer.
+func TestCarrierURLSecretsStayHidden(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, nil)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := l.Addr().String()
+		l.Close()
+		in := s.addInstance(map[string]string{"CARRIER_SPR_URL": "http://spr:url-pass@" + closed + "/spr?token=url-token"})
+		u := newUser("op-url", PermCreate, PermView)
+		a := s.doOn(in, "POST", rechargePath, rechargeBodyFor("593991234567"), u.recharge(t)).expect(t, http.StatusBadGateway)
+		rec := s.doOn(in, "GET", "/api/v1/recargas/transactions/"+a.str("transaction_id"), nil, bearer(u.token(t))).expect(t, http.StatusOK)
+		if rec.body["carrier_diagnostic"] == nil {
+			t.Fatalf("no diagnostic recorded: %s", rec.raw)
+		}
+		for _, where := range []string{a.raw, rec.raw, s.logs.String()} {
+			if strings.Contains(where, "url-token") || strings.Contains(where, "url-pass") {
+				t.Fatalf("the SPR URL's secrets reach %q", where)
+			}
+		}
+	})
 }
