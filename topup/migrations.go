@@ -172,6 +172,14 @@ var Migrations = storage.NewMigrations(
 				`ALTER TABLE topup_transactions DROP COLUMN duplicate_of`)
 		},
 	},
+	storage.Migration{
+		// SQLite keeps every digit of an amount only as text (storage.MoneyAsText).
+		Name: "20261125000300_amount_as_text",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.MoneyAsText(ctx, tx, "topup_transactions", "amount")
+		},
+		Down: func(context.Context, bun.Tx) error { return nil },
+	},
 )
 
 // Migrate applies the top-up schema to db.

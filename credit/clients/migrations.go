@@ -60,4 +60,12 @@ var Migrations = []storage.Migration{
 			return storage.DDL(ctx, tx, `DROP TABLE clients`)
 		},
 	},
+	{
+		// SQLite keeps every digit of an amount only as text (storage.MoneyAsText).
+		Name: "20261125000500_clients_money_as_text",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.MoneyAsText(ctx, tx, "clients", "limite_credito_1", "limite_credito_2")
+		},
+		Down: func(context.Context, bun.Tx) error { return nil },
+	},
 }

@@ -111,4 +111,12 @@ var Migrations = []storage.Migration{
 			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN otp_sellado`)
 		},
 	},
+	{
+		// SQLite keeps every digit of an amount only as text (storage.MoneyAsText).
+		Name: "20261125000400_consumos_money_as_text",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.MoneyAsText(ctx, tx, "consumos", "monto", "monto_facturado")
+		},
+		Down: func(context.Context, bun.Tx) error { return nil },
+	},
 }

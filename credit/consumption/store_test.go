@@ -136,3 +136,23 @@ func TestClaimHasExactlyOneWinner(t *testing.T) {
 		}
 	})
 }
+
+// TestMoneyKeepsEveryDigit: the largest amounts of DECIMAL(18,2) columns come back exactly on both
+// engines (SQLite's NUMERIC kept 15 digits: 9999999999999999.99 read 10000000000000000).
+func TestMoneyKeepsEveryDigit(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := migrated(t, tg)
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		c := nuevoConsumo("A-BIG", now)
+		c.Monto = decimal.RequireFromString("9999999999999999.99")
+		c.MontoFacturado = decimal.NewNullDecimal(decimal.RequireFromString("1234567890123456.78"))
+		insertar(t, s, c)
+		got, err := s.ByAutorizacion(t.Context(), "A-BIG")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Monto.Equal(c.Monto) || !got.MontoFacturado.Decimal.Equal(c.MontoFacturado.Decimal) {
+			t.Fatalf("amounts read back %s and %s, want %s and %s", got.Monto, got.MontoFacturado.Decimal, c.Monto, c.MontoFacturado.Decimal)
+		}
+	})
+}

@@ -190,7 +190,9 @@ func locked(ctx context.Context, db *bun.DB, table string, fn func(ctx context.C
 //	$ID         BIGSERIAL PRIMARY KEY           | INTEGER PRIMARY KEY AUTOINCREMENT
 //	$JSON       JSONB                           | TEXT
 //	$TIMESTAMP  TIMESTAMPTZ                     | TIMESTAMP
-//	$DECIMAL    NUMERIC                         | NUMERIC  (precision goes after it, e.g. $DECIMAL(18,2))
+//	$DECIMAL    NUMERIC                         | TEXT     (precision goes after it, e.g. $DECIMAL(18,2);
+//	                                                        SQLite keeps text as written, NUMERIC
+//	                                                        only 15 digits: see MoneyAsText)
 func DDL(ctx context.Context, tx bun.Tx, statements ...string) error {
 	pg := IsPostgres(tx)
 	for _, stmt := range statements {
@@ -206,7 +208,7 @@ func expandDDL(stmt string, pg bool) string {
 	if pg {
 		r = strings.NewReplacer("$ID", "BIGSERIAL PRIMARY KEY", "$JSON", "JSONB", "$TIMESTAMP", "TIMESTAMPTZ", "$DECIMAL", "NUMERIC")
 	} else {
-		r = strings.NewReplacer("$ID", "INTEGER PRIMARY KEY AUTOINCREMENT", "$JSON", "TEXT", "$TIMESTAMP", "TIMESTAMP", "$DECIMAL", "NUMERIC")
+		r = strings.NewReplacer("$ID", "INTEGER PRIMARY KEY AUTOINCREMENT", "$JSON", "TEXT", "$TIMESTAMP", "TIMESTAMP", "$DECIMAL", "TEXT")
 	}
 	return r.Replace(stmt)
 }
