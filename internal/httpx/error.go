@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/platform/integrations/internal/storage"
 )
 
 // ValidationMessage is the fixed message of every 400 that lists its problems in `errors`.
@@ -105,6 +107,13 @@ func (e *Error) Envelope() Envelope {
 	return env
 }
 
+// deadlineError answers a request whose own deadline (Config.RequestTimeout) passed: the
+// database work before the upstream call took too long, and nothing was sent upstream (an
+// upstream call runs to its own deadline and is answered by the mapper).
+func deadlineError(err error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Message: "The request could not be completed within its deadline; nothing was sent upstream. Try again.", Err: err}
+}
+
 // panicError carries a recovered panic to the error handler, which logs it and answers a plain 500.
 type panicError struct {
 	value any
@@ -129,11 +138,8 @@ func resolve(err error, mapper func(error) *Error) *Error {
 			return he
 		}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		// The request's own deadline (Config.RequestTimeout): the database work before the
-		// upstream call took too long, and nothing was sent upstream (an upstream call runs to
-		// its own deadline and is answered by the mapper).
-		return &Error{Status: http.StatusServiceUnavailable, Message: "The request could not be completed within its deadline; nothing was sent upstream. Try again.", Err: err}
+	if errors.Is(err, context.DeadlineExceeded) || storage.IsUnavailable(err) {
+		return deadlineError(err)
 	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) && fe.Code >= 400 && fe.Code < 500 {

@@ -25,7 +25,9 @@ import (
 )
 
 // sqlitePragmas are required for correct concurrent writes; see the package documentation.
-const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+// busy_timeout is 10 s, or the statement timeout (WithStatementTimeout): SQLite waits for another
+// process's write lock in a busy handler that no context cancels.
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // Option configures Open.
 type Option func(*openOptions)
@@ -35,9 +37,10 @@ type openOptions struct {
 	statementTimeout time.Duration
 }
 
-// WithStatementTimeout bounds, on PostgreSQL, every statement and every wait for a lock
-// (statement_timeout and lock_timeout of each connection): a table locked for longer fails the
-// statements that wait on it instead of holding the pool's connections. Migrations lift it.
+// WithStatementTimeout bounds every statement and every wait for a lock: on PostgreSQL
+// statement_timeout and lock_timeout of each connection, on SQLite the busy timeout. A table
+// locked for longer fails the statements that wait on it instead of holding the pool's
+// connections. Migrations lift it on PostgreSQL.
 func WithStatementTimeout(d time.Duration) Option {
 	return func(o *openOptions) { o.statementTimeout = d }
 }
@@ -99,7 +102,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db = bun.NewDB(sqldb, pgdialect.New())
 	} else {
-		dsn, err := sqliteDSN(databaseURL)
+		dsn, err := sqliteDSN(databaseURL, o.statementTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +184,7 @@ func pgconnConfig(databaseURL string) (*pgx.ConnConfig, error) {
 	return cfg, nil
 }
 
-func sqliteDSN(databaseURL string) (string, error) {
+func sqliteDSN(databaseURL string, busy time.Duration) (string, error) {
 	path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "file:")
 	query := ""
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -197,7 +200,10 @@ func sqliteDSN(databaseURL string) (string, error) {
 			}
 		}
 	}
-	dsn := "file:" + path + "?" + sqlitePragmas
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	dsn := "file:" + path + "?" + sqlitePragmas + "&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")"
 	if query != "" {
 		dsn += "&" + query
 	}
@@ -217,6 +223,23 @@ func Redact(databaseURL string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// IsUnavailable reports whether err is the database giving up a statement or going away, rather
+// than refusing it: a context deadline or cancellation (reported by pgx as a bad connection, by
+// SQLite as SQLITE_INTERRUPT), a lock not obtained in time (PostgreSQL's statement_timeout 57014
+// and lock_timeout 55P03, SQLite's busy timeout SQLITE_BUSY), a lost connection.
+func IsUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57014" || pgErr.Code == "55P03"
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		code := liteErr.Code() & 0xff
+		return code == sqlite3.SQLITE_INTERRUPT || code == sqlite3.SQLITE_BUSY
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation on either engine.

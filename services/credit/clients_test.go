@@ -415,7 +415,7 @@ func TestFromCreditSystemPreChecksRunInParallel(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		meet := &lookupMeeting{identificacion: "0500000001", local: make(chan struct{}), remote: make(chan struct{})}
 		env := newTestEnv(t, tg, withERP(erptest.OnLookup(meet.onLookup)))
-		tg.DB.AddQueryHook(meet)
+		env.db.AddQueryHook(meet)
 		clientAnswer(t, env.do("POST", clientsPath+"/from-creditsystem", newClientBody("0500000001"), env.serviceKey()), http.StatusCreated)
 		if !meet.localSaw.Load() || !meet.remoteSaw.Load() {
 			t.Fatalf("local pre-check saw the ERP lookup in flight: %v; ERP lookup saw the local pre-check in flight: %v; "+

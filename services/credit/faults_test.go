@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform/integrations/credit/consumption"
 	"github.com/platform/integrations/internal/idempotency"
@@ -118,4 +119,36 @@ func TestMoneyMovingWritesThatFail(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestDeadProcessLeavesAnUnknownOutcome: a record held by an operation that started longer ago
+// than the creditsystem timeout belongs to a process that died during the call. It reads as held
+// with an unknown outcome (GET /consumo/:autorizacion_id), refuses new operations with the
+// outcome-unknown 409 rather than "in progress", and counts in the metric an operator watches.
+func TestDeadProcessLeavesAnUnknownOutcome(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg)
+		id := env.autorizar()
+		// What a kill -9 during GrabarConsumo leaves: the marker, no outcome.
+		if _, err := tg.DB.NewUpdate().Model((*consumption.Consumo)(nil)).
+			Set("operacion_en_curso = ?", consumption.UpstreamGrabarConsumo).
+			Set("operacion_iniciada_at = ?", time.Now().UTC().Add(-time.Hour)).
+			Where("autorizacion_id = ?", id).Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec := env.do(http.MethodGet, consumoPrefix+id, nil, env.userToken())
+		if rec.Status != 200 || !strings.Contains(string(rec.Body), `"resultado_desconocido":true`) ||
+			!strings.Contains(string(rec.Body), `"operacion_en_curso":"GrabarConsumo"`) {
+			t.Fatalf("GET of the held record: %d %s", rec.Status, rec.Body)
+		}
+		m := expectError(t, env.consumo("confirmar", confirmarBody(id, "F-DEAD")), http.StatusConflict)
+		if msg, _ := m["message"].(string); !strings.Contains(msg, "may have been applied") {
+			t.Fatalf("409 %q, want the outcome-unknown message", msg)
+		}
+		metrics := env.do(http.MethodGet, "/metrics", nil, "")
+		if !strings.Contains(string(metrics.Body), "credit_consumos_outcome_unknown 1") {
+			t.Fatalf("metric missing: %s", metrics.Body)
+		}
+		expectError(t, env.do(http.MethodGet, consumoPrefix+"NOPE", nil, env.userToken()), http.StatusNotFound)
+	})
 }

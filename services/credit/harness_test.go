@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp/erptest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
@@ -36,6 +40,9 @@ type testEnv struct {
 	// URL is the service's base URL, e.g. http://127.0.0.1:PORT.
 	URL    string
 	client *http.Client
+	// db is the service's own handle on the database, health the connection of GET /up.
+	db     *bun.DB
+	health *sql.DB
 }
 
 type envOptions struct {
@@ -102,11 +109,22 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 		t.Fatalf("migrate: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db := tg.DB
+	// The service opens its own handle on the database, as run does.
+	dbOpts := []storage.Option{storage.WithStatementTimeout(cfg.RequestTimeout)}
 	if o.faults != nil {
-		db = o.faults.Open(t, tg)
+		dbOpts = append(dbOpts, o.faults.Option())
 	}
-	srv, err := newServer(t.Context(), cfg, deps{DB: db, Logger: log})
+	db, err := storage.Open(t.Context(), tg.URL, dbOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	health, err := storage.OpenHealth(t.Context(), tg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = health.Close() })
+	srv, err := newServer(t.Context(), cfg, deps{DB: db, Health: health, Logger: log})
 	if err != nil {
 		t.Fatalf("newServer: %v", err)
 	}
@@ -121,6 +139,7 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 		t: t, target: tg, srv: srv, cs: cs, erp: erpSrv,
 		URL:    "http://" + ln.Addr().String(),
 		client: &http.Client{Timeout: 30 * time.Second},
+		db:     db, health: health,
 	}
 }
 

@@ -21,7 +21,7 @@ func TestUpAndMetrics(t *testing.T) {
 		if m.Status != 200 || !strings.Contains(string(m.Body), "http_requests_total") {
 			t.Fatalf("GET /metrics = %d, want 200 with the request counter", m.Status)
 		}
-		if err := tg.DB.Close(); err != nil {
+		if err := env.health.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if r := env.do("GET", "/up", nil, ""); r.Status != 503 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/platform/integrations/internal/storage"
 	"net"
 	"net/http"
 	"strings"
@@ -99,5 +100,44 @@ func TestCarrierURLSecretsStayHidden(t *testing.T) {
 				t.Fatalf("the SPR URL's secrets reach %q", where)
 			}
 		}
+	})
+}
+
+// TestRequestDeadlineBeforeTheCarrier: while the transactions table is locked, a manual top-up
+// fails within REQUEST_TIMEOUT with a 503 and never reaches the carrier; /up answers meanwhile;
+// once the lock is gone the same operator tops up normally.
+func TestRequestDeadlineBeforeTheCarrier(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, map[string]string{"REQUEST_TIMEOUT": "1"})
+		u := newUser("op-deadline", PermCreate)
+		other, err := storage.Open(t.Context(), tg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		tx, err := other.BeginTx(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock := "UPDATE topup_transactions SET quantity = quantity WHERE 1 = 0"
+		if tg.Name == "postgres" {
+			lock = "LOCK TABLE topup_transactions IN ACCESS EXCLUSIVE MODE"
+		}
+		if _, err := tx.ExecContext(t.Context(), lock); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		a := s.do("POST", rechargePath, rechargeBodyFor("593991234567"), u.recharge(t))
+		if a.status != http.StatusServiceUnavailable || time.Since(start) > 6*time.Second {
+			t.Fatalf("top-up behind a lock: %d %s after %s, want a 503 within the deadline", a.status, a.raw, time.Since(start))
+		}
+		if up := s.do("GET", "/up", nil, nil); up.status != http.StatusOK {
+			t.Fatalf("/up while a table is locked: %d %s", up.status, up.raw)
+		}
+		_ = tx.Rollback()
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 0 {
+			t.Fatalf("%d top-ups reached the carrier behind a lock", n)
+		}
+		s.do("POST", rechargePath, rechargeBodyFor("593991234567"), u.recharge(t)).expect(t, http.StatusCreated)
 	})
 }

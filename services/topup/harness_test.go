@@ -141,7 +141,7 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	// Each instance opens the database as run does (a process of its own); the test's
 	// tg.DB stays the test's.
-	var opts []storage.Option
+	opts := []storage.Option{storage.WithStatementTimeout(cfg.RequestTimeout)}
 	if s.faults != nil {
 		opts = append(opts, s.faults.Option())
 	}
@@ -154,8 +154,14 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 		cancel()
 		t.Fatal(err)
 	}
+	health, err := storage.OpenHealth(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = health.Close() })
 	srv, err := newServer(ctx, cfg, deps{
-		DB: db, Logger: logger,
+		DB: db, Health: health, Logger: logger,
 		ServiceOptions: []topup.Option{topup.WithClock(s.clock.Now)},
 	})
 	if err != nil {
