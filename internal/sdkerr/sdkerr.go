@@ -98,4 +98,3 @@ func RedactURL(raw string) string {
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()
 }
-
