@@ -139,7 +139,8 @@ func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
-	return c.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	//lint:ignore SA1019 the fallback database/sql itself uses for a driver without BeginTx
+	return c.Conn.Begin()
 }
 
 func (c *faultConn) Ping(ctx context.Context) error {
