@@ -37,6 +37,15 @@ func Run(t *testing.T, body func(t *testing.T, target Target)) {
 	t.Run("postgres", func(t *testing.T) { body(t, Postgres(t)) })
 }
 
+// Fresh returns another fresh database of the engine name ("sqlite" or "postgres").
+func Fresh(t testing.TB, name string) Target {
+	t.Helper()
+	if name == "postgres" {
+		return Postgres(t)
+	}
+	return SQLite(t)
+}
+
 // SQLite returns a fresh SQLite database in a temporary directory.
 func SQLite(t testing.TB) Target {
 	t.Helper()
