@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
 )
 
@@ -26,8 +27,9 @@ var webhookMembers = []struct {
 // (a number where a string is expected, a string or an object for amount) or a body that is not
 // a JSON object does not stop the delivery before the domain: each becomes a problem in
 // WebhookRequest.Problems, and the domain records the delivery rejected (INVALID_PAYLOAD).
-// Members are matched like encoding/json does: the exact name, else ignoring case; null or
-// absent is empty. Unknown members are ignored (the payload keeps them).
+// A member named twice, exactly or in another case, is a problem and neither value is read (the
+// body could be read two ways); otherwise members are matched like encoding/json does: the exact name, else ignoring
+// case; null or absent is empty. Unknown members are ignored (the payload keeps them).
 func decodeWebhook(body []byte) topup.WebhookRequest {
 	r := topup.WebhookRequest{Payload: body}
 	var members map[string]json.RawMessage
@@ -42,7 +44,15 @@ func decodeWebhook(body []byte) topup.WebhookRequest {
 		r.Problems = []topup.FieldError{{Field: topup.BodyField, Message: "must be a JSON object"}}
 		return r
 	}
+	twice := map[string]bool{} // top-level names given twice: neither spelling is read
+	for _, p := range httpx.DuplicateMembers(body) {
+		r.Problems = append(r.Problems, topup.FieldError{Field: p.Field, Message: p.Message})
+		twice[strings.ToLower(p.Field)] = true
+	}
 	member := func(name string) (json.RawMessage, bool) {
+		if twice[name] {
+			return nil, false
+		}
 		if raw, ok := members[name]; ok {
 			return raw, true
 		}

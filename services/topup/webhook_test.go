@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -287,22 +288,30 @@ func TestWebhookAmountOutOfBounds(t *testing.T) {
 func TestWebhookWrongTypes(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		s := newStack(t, tg, nil)
-		valid := func(n int) string {
-			return fmt.Sprintf(`"invoice_number":"001-001-7%08d","product_code":"RECCARRIER5","subscriber_id":"593991234567","amount":5,"source_xml_hash":"wrong-types-%d"`, n, n)
+		// valid is a valid body's members but the one named by without.
+		valid := func(n int, without string) string {
+			members := []string{
+				fmt.Sprintf(`"invoice_number":"001-001-7%08d"`, n), `"product_code":"RECCARRIER5"`,
+				`"subscriber_id":"593991234567"`, `"amount":5`, fmt.Sprintf(`"source_xml_hash":"wrong-types-%d"`, n),
+			}
+			return strings.Join(slices.DeleteFunc(members, func(m string) bool { return strings.HasPrefix(m, `"`+without+`"`) }), ",")
 		}
 		cases := []struct {
 			name, body, problem string
 			invoice             any // the invoice_number kept on the record
 		}{
 			{"invoice_number as a number", `{"invoice_number":123,"product_code":"RECCARRIER5","subscriber_id":"593991234567","amount":5,"source_xml_hash":"wt-a"}`, "invoice_number must be a string", nil},
-			{"subscriber_id as a number", `{` + valid(1) + `,"subscriber_id":593991234567}`, "subscriber_id must be a string", "001-001-700000001"},
-			{"product_code as a boolean", `{` + valid(2) + `,"product_code":true}`, "product_code must be a string", "001-001-700000002"},
-			{"canton as a number", `{` + valid(3) + `,"canton":1701}`, "canton must be a string", "001-001-700000003"},
-			{"source_xml_hash as an array", `{` + valid(4) + `,"source_xml_hash":["a"]}`, "source_xml_hash must be a string", "001-001-700000004"},
-			{"notification_email as an object", `{` + valid(5) + `,"notification_email":{"to":"x@example.com"}}`, "notification_email must be a string", "001-001-700000005"},
-			{"amount as an object", `{` + valid(6) + `,"amount":{"value":5}}`, "amount must be a number", "001-001-700000006"},
+			{"subscriber_id as a number", `{` + valid(1, "subscriber_id") + `,"subscriber_id":593991234567}`, "subscriber_id must be a string", "001-001-700000001"},
+			{"product_code as a boolean", `{` + valid(2, "product_code") + `,"product_code":true}`, "product_code must be a string", "001-001-700000002"},
+			{"canton as a number", `{` + valid(3, "") + `,"canton":1701}`, "canton must be a string", "001-001-700000003"},
+			{"source_xml_hash as an array", `{` + valid(4, "source_xml_hash") + `,"source_xml_hash":["a"]}`, "source_xml_hash must be a string", "001-001-700000004"},
+			{"notification_email as an object", `{` + valid(5, "") + `,"notification_email":{"to":"x@example.com"}}`, "notification_email must be a string", "001-001-700000005"},
+			{"amount as an object", `{` + valid(6, "amount") + `,"amount":{"value":5}}`, "amount must be a number", "001-001-700000006"},
 			// The specification types amount as a number: a numeric string is the wrong type.
-			{"amount as a numeric string", `{` + valid(7) + `,"amount":"5.00"}`, "amount must be a number", "001-001-700000007"},
+			{"amount as a numeric string", `{` + valid(7, "amount") + `,"amount":"5.00"}`, "amount must be a number", "001-001-700000007"},
+			// Two spellings of one member: encoding/json would keep either, so neither is kept.
+			{"source_xml_hash twice in two cases", `{` + valid(8, "") + `,"SOURCE_XML_HASH":"other"}`, "source_xml_hash is given more than once (as source_xml_hash and SOURCE_XML_HASH)", "001-001-700000008"},
+			{"amount twice", `{` + valid(9, "") + `,"amount":500}`, "amount is given more than once", "001-001-700000009"},
 			{"body is an array", `[{"invoice_number":"x"}]`, "request body must be a JSON object", nil},
 			{"body is a string", `"invoice"`, "request body must be a JSON object", nil},
 			{"body is not JSON", `{"invoice_number": 1`, "request body is not valid JSON", nil},
