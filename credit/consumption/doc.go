@@ -27,29 +27,42 @@
 // afterwards ([Store.Settle]) with the attempt, on a context detached from the caller's (bounded
 // by [DefaultOutcomeWriteTimeout]), so that an answer is recorded even if the caller went away.
 //
-// Nothing is ever retried; timeouts come from the creditsystem client (CREDITSYSTEM_TIMEOUT). A
-// rejection (lError) or a SOAP fault means the creditsystem did not apply the operation: the
+// Nothing is ever retried; timeouts come from the creditsystem client (CREDITSYSTEM_TIMEOUT),
+// and the call runs to that deadline whatever happens to the request, so its answer is recorded.
+// A rejection (lError) or a SOAP fault means the creditsystem did not apply the operation: the
 // marker is dropped and the state is unchanged; so is a call that never left (refused
-// connection). A timeout, or a connection lost after the request left, leaves the outcome
-// unknown: the marker stays with resultado_desconocido, the attempt is audited as "timeout" or
-// "transport", and every later operation gets [ErrOutcomeUnknown] until an operator, having asked
-// the creditsystem, calls [Service.Reconciliar] (the service's `credit reconcile`). An applied
-// operation whose outcome could not be written is held the same way, its attempt "ok" with the
-// answer. A timed-out authorization creates no record (the creditsystem never named it); its
-// audit row carries the request id. A process that dies during a call leaves the marker and a
-// "pending" attempt, which an operator settles the same way. The invoice of a confirmation in
-// flight stays on the record (operacion_factura) for that.
+// connection, or the request's deadline passed first: "not_sent"). A timeout, or a connection
+// lost after the request left, leaves the outcome unknown: the marker stays with
+// resultado_desconocido, the attempt is audited as "timeout" or "transport", and every later
+// operation gets [ErrOutcomeUnknown] until an operator, having asked the creditsystem, calls
+// [Service.Reconciliar] (`credit reconcile`). A process that dies during a call leaves the marker
+// and a "pending" attempt; once older than the call timeout ([WithCallTimeout]) the record reads
+// as unknown ([Consumo.Envejecer]) and is reconciled the same way. The invoice of a confirmation
+// in flight stays on the record (operacion_factura) for that.
+//
+// An operation the creditsystem applied whose outcome could not be written (after
+// [storage.RetryWrite]) is an [UnrecordedError] carrying the ids. On an existing record the
+// record is held as unknown, like a timeout. A granted authorization has no record to hold: its
+// attempt keeps the answer as "granted_unrecorded" and [Service.ReversarNoRegistradas] (the
+// service runs it every CREDIT_RECONCILE_INTERVAL) reverses it with GrabarReversoAutorizacion,
+// audited; a refused or unknown reversal is left to an operator. A timed-out authorization
+// creates no record either (the creditsystem never named it): its attempt carries the request
+// id. Attempts that need a person are counted by [Store.Unknown] and, once the operator made the
+// creditsystem right, closed with [Service.Atender] (`credit settle`).
 //
 // Stored values: source_system is always PLATFORM; codigo_empresa is the caller's, while the
-// creditsystem always receives the configured company code; otp is the customer's OTP
-// registered at /otp. The OTP bypass code (CREDITSYSTEM_OTP_BYPASS) is never stored, logged or
-// put in an error: audit summaries record only the kind of OTP sent.
+// creditsystem always receives the configured company code. The customer's OTP, registered at
+// /otp and sent at the confirmation, is kept sealed (AES-256-GCM with CREDIT_OTP_KEY,
+// [WithOTPKey]), not hashed, because the confirmation needs its value; it is
+// erased when the flow ends. The OTP bypass code (CREDITSYSTEM_OTP_BYPASS) is never stored,
+// logged or put in an error: audit summaries record only the kind of OTP sent.
 //
 // # Errors
 //
 // *ValidationError (one [Problem] per broken rule), [ErrAutorizacionNotFound]
 // (*AutorizacionNotFoundError), [ErrInvalidState] (*StateError naming the authorization, its
 // state and the operation; *NoInvoiceError also matches it), [ErrInFlight] and
-// [ErrOutcomeUnknown] (*ConflictError naming the upstream operation that holds the record), and
-// the creditsystem package's errors passed through unchanged.
+// [ErrOutcomeUnknown] (*ConflictError naming the upstream operation that holds the record),
+// [ErrNothingToReconcile], *UnrecordedError, and the creditsystem package's errors passed
+// through unchanged.
 package consumption

@@ -734,6 +734,42 @@ func (s *Service) revertir(ctx context.Context, in Intento) (bool, error) {
 	return err == nil, err
 }
 
+// Atender records that an operator settled by hand an attempt that needed a person (see
+// Store.Unknown): an authorization whose outcome is unknown (timeout, lost connection, or a
+// call that never ended), or a granted one whose automatic reversal was refused, is unknown or
+// never ended. The operator first makes the creditsystem right (reverses the authorization there
+// if it was granted); the attempt then becomes ResultadoAtendido, and an audit attempt keeps the
+// earlier result and the note. Records held by an operation are settled with Reconciliar.
+func (s *Service) Atender(ctx context.Context, intentoID int64, nota string) (*Intento, error) {
+	in, err := s.store.Intento(ctx, intentoID)
+	if err != nil {
+		return nil, err
+	}
+	stale := in.IniciadoAt.Before(s.now().Add(-s.staleAfter))
+	switch {
+	case in.Operacion != UpstreamGrabarAutorizacion:
+	case in.Resultado == ResultadoTimeout, in.Resultado == ResultadoTransporte,
+		in.Resultado == ResultadoReversoRechazado, in.Resultado == ResultadoReversoDesconocido,
+		in.Resultado == ResultadoRevirtiendo && stale, in.Resultado == ResultadoPendiente && stale:
+		now := s.now()
+		audit := &Intento{
+			AutorizacionID: in.AutorizacionID, Operacion: in.Operacion, RequestID: requestID(ctx),
+			NumeroTarjeta: in.NumeroTarjeta, Identificacion: in.Identificacion,
+			Solicitud: mustJSON(map[string]any{"intento_id": in.ID, "resultado_anterior": in.Resultado, "nota": nota}),
+			Resultado: ResultadoAtendido, IniciadoAt: now, TerminadoAt: now,
+		}
+		moved, err := s.store.MoveIntento(ctx, in.ID, in.Resultado, ResultadoAtendido, audit)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			in.Resultado = ResultadoAtendido
+			return in, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: attempt %d (%s, %s) does not need a person", ErrNothingToReconcile, in.ID, in.Operacion, in.Resultado)
+}
+
 // Run calls ReversarNoRegistradas every interval until ctx ends.
 func (s *Service) Run(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)

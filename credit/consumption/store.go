@@ -38,6 +38,9 @@ const (
 	ResultadoRevertida          Resultado = "granted_reversed"
 	ResultadoReversoRechazado   Resultado = "reversal_rejected"
 	ResultadoReversoDesconocido Resultado = "reversal_unknown"
+
+	// Written by Service.Atender: an operator settled by hand an attempt that needed a person.
+	ResultadoAtendido Resultado = "settled"
 )
 
 // Intento is the audit of one upstream call of the consumption module that creates or moves an
@@ -286,10 +289,23 @@ func (s *Store) MoveIntento(ctx context.Context, id int64, from, to Resultado, a
 	return moved, err
 }
 
+// Intento returns the attempt id.
+func (s *Store) Intento(ctx context.Context, id int64) (*Intento, error) {
+	in := new(Intento)
+	err := s.db.NewSelect().Model(in).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: attempt %d", ErrNothingToReconcile, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consumption: attempt %d: %w", id, err)
+	}
+	return in, nil
+}
+
 // Unknown counts what needs a person: records held by an operation whose outcome is unknown
-// (flagged, or started before staleBefore: a process that died during the call), authorizations
-// whose call started before staleBefore and never ended, and granted authorizations that could
-// be neither recorded nor reversed.
+// (flagged, or started before staleBefore: a process that died during the call), authorization
+// attempts whose outcome is unknown (a timeout or a lost connection, or a call started before
+// staleBefore that never ended), and granted authorizations not yet recorded nor reversed.
 func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrecorded int, err error) {
 	held, err = s.db.NewSelect().Model((*Consumo)(nil)).Where("operacion_en_curso IS NOT NULL").
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -301,6 +317,7 @@ func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrec
 	unrecorded, err = s.db.NewSelect().Model((*Intento)(nil)).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("resultado IN (?)", bun.In([]Resultado{ResultadoNoRegistrada, ResultadoRevirtiendo, ResultadoReversoRechazado, ResultadoReversoDesconocido})).
+				WhereOr("operacion = ? AND resultado IN (?)", UpstreamGrabarAutorizacion, bun.In([]Resultado{ResultadoTimeout, ResultadoTransporte})).
 				WhereOr("operacion = ? AND resultado = ? AND iniciado_at < ?", UpstreamGrabarAutorizacion, ResultadoPendiente, staleBefore)
 		}).Count(ctx)
 	if err != nil {

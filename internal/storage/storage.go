@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -228,8 +229,13 @@ func Redact(databaseURL string) string {
 // IsUnavailable reports whether err is the database giving up a statement or going away, rather
 // than refusing it: a context deadline or cancellation (reported by pgx as a bad connection, by
 // SQLite as SQLITE_INTERRUPT), a lock not obtained in time (PostgreSQL's statement_timeout 57014
-// and lock_timeout 55P03, SQLite's busy timeout SQLITE_BUSY), a lost connection.
+// and lock_timeout 55P03, SQLite's busy timeout SQLITE_BUSY), a lost connection, or a
+// connection that could not be opened.
 func IsUnavailable(err error) bool {
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "57014" || pgErr.Code == "55P03"
@@ -239,7 +245,9 @@ func IsUnavailable(err error) bool {
 		code := liteErr.Code() & 0xff
 		return code == sqlite3.SQLITE_INTERRUPT || code == sqlite3.SQLITE_BUSY
 	}
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
+	var netErr net.Error
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
+		(errors.As(err, &netErr) && netErr.Timeout())
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation on either engine.

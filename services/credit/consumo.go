@@ -424,6 +424,7 @@ func (h *consumoHandlers) reversoConsumo(c *fiber.Ctx) error {
 
 // intentoJSON is one audited upstream attempt of an authorization.
 type intentoJSON struct {
+	ID              int64   `json:"id"`
 	Operacion       string  `json:"operacion"`
 	Resultado       string  `json:"resultado"`
 	CodigoUpstream  *int    `json:"codigo_upstream"`
@@ -501,7 +502,7 @@ func (h *consumoHandlers) get(c *fiber.Ctx) error {
 	}
 	for _, in := range intentos {
 		out.Intentos = append(out.Intentos, intentoJSON{
-			Operacion: in.Operacion, Resultado: string(in.Resultado), CodigoUpstream: in.CodigoUpstream,
+			ID: in.ID, Operacion: in.Operacion, Resultado: string(in.Resultado), CodigoUpstream: in.CodigoUpstream,
 			MensajeUpstream: text(in.MensajeUpstream), RequestID: text(in.RequestID),
 			IniciadoAt: formatTime(in.IniciadoAt), TerminadoAt: textTime(in.TerminadoAt),
 		})

@@ -77,7 +77,14 @@ func TestRequestDeadlineBoundsDatabaseWork(t *testing.T) {
 			t.Fatalf("GrabarConsumo reached the creditsystem %d times behind a lock", calls)
 		}
 		release()
-		consumoExpect(t, env.consumo("confirmar", confirmarBody(id, "F-AFTER-LOCK")), 200)
+		// The pool reconnects after the lock; on a loaded machine a retry may still meet the 1 s
+		// deadline: a 503 sent nothing, so the caller tries again.
+		after := env.consumo("confirmar", confirmarBody(id, "F-AFTER-LOCK"))
+		for try := 0; after.Status == http.StatusServiceUnavailable && try < 10; try++ {
+			time.Sleep(200 * time.Millisecond)
+			after = env.consumo("confirmar", confirmarBody(id, "F-AFTER-LOCK"))
+		}
+		consumoExpect(t, after, 200)
 		if calls := env.cs.Calls("GrabarConsumo"); calls != 1 {
 			t.Fatalf("GrabarConsumo reached the creditsystem %d times, want 1", calls)
 		}

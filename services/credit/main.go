@@ -4,6 +4,7 @@
 //	credit                                              migrate the database, then serve until SIGTERM
 //	credit migrate                                      migrate the database and exit
 //	credit reconcile <autorizacion_id> applied|not-applied
+//	credit settle <attempt_id> [note]
 //
 // reconcile is the operator's tool for an authorization held after an upstream timeout
 // (every call on it answers 409 until then): after asking the creditsystem whether the timed-out
@@ -11,6 +12,12 @@
 // operation's target state (CONSUMIDO, REVERSADO, CONSUMO_REVERSADO); "not-applied" releases it
 // in its previous state so the caller may repeat the call. Both are audited in
 // consumo_intentos. It makes no upstream call.
+//
+// settle is the operator's tool for an authorization attempt that needed a person (README, "When
+// something fails"): an authorization whose outcome is unknown, or a granted one the service
+// could neither record nor reverse. Once the creditsystem is right (the authorization reversed
+// there if it was granted), settle marks the attempt settled, with the note, so it leaves
+// credit_authorizations_unrecorded.
 //
 // Configuration comes from the environment (see the README). In development mode (APP_ENV
 // unset or "development") every upstream whose URL is not configured runs against its
@@ -60,6 +67,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +75,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/uptrace/bun"
@@ -88,7 +97,7 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied]")
+var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied | settle <attempt_id> [note]]")
 
 // idempotencyTable keeps the Idempotency-Key answers of the money-moving routes.
 const idempotencyTable = "credit_idempotency_keys"
@@ -124,6 +133,24 @@ func reconcile(ctx context.Context, db *bun.DB, autorizacionID, outcome string, 
 	return err
 }
 
+// settle records that an operator settled an authorization attempt by hand.
+func settle(ctx context.Context, db *bun.DB, cfg *config.Credit, attempt, note string, out io.Writer) error {
+	id, err := strconv.ParseInt(attempt, 10, 64)
+	if err != nil || id <= 0 {
+		return errUsage
+	}
+	svc, err := consumption.NewService(consumption.NewStore(db), noUpstream{}, consumption.WithCallTimeout(cfg.Creditsystem.Timeout))
+	if err != nil {
+		return err
+	}
+	in, err := svc.Atender(ctx, id, note)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "attempt %d (%s %s) settled\n", in.ID, in.Operacion, cmp.Or(in.AutorizacionID, "without autorizacion_id"))
+	return err
+}
+
 // noUpstream is the creditsystem of the reconcile command, which never calls it.
 type noUpstream struct{ consumption.Creditsystem }
 
@@ -133,13 +160,15 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", serviceName)
-	migrateOnly, reconcileArgs := false, []string(nil)
+	migrateOnly, reconcileArgs, settleArgs := false, []string(nil), []string(nil)
 	switch {
 	case len(args) == 0:
 	case len(args) == 1 && (args[0] == "migrate" || args[0] == "-migrate" || args[0] == "--migrate"):
 		migrateOnly = true
 	case len(args) == 3 && args[0] == "reconcile":
 		reconcileArgs = args[1:]
+	case (len(args) == 2 || len(args) == 3) && args[0] == "settle":
+		settleArgs = append(args[1:], "")
 	default:
 		return errUsage
 	}
@@ -158,6 +187,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if reconcileArgs != nil {
 		return reconcile(ctx, db, reconcileArgs[0], reconcileArgs[1], os.Stdout)
+	}
+	if settleArgs != nil {
+		return settle(ctx, db, cfg, settleArgs[0], settleArgs[1], os.Stdout)
 	}
 
 	health, err := storage.OpenHealth(ctx, cfg.DatabaseURL.Reveal())

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,6 +52,67 @@ func TestReconcileCommand(t *testing.T) {
 		}
 		if err := reconcile(t.Context(), tg.DB, notApplied, "applied", &out); !errors.Is(err, consumption.ErrNothingToReconcile) {
 			t.Fatalf("free record: err %v, want ErrNothingToReconcile", err)
+		}
+	})
+}
+
+// TestSettleCommand: an authorization whose outcome is unknown needs a person (it is counted in
+// credit_authorizations_unrecorded); once settled by hand it leaves the count, and only attempts
+// that need a person can be settled.
+func TestSettleCommand(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg, shortTimeout)
+		env.cs.Script("GrabarAutorizacion", creditsystemtest.Hang())
+		expectTimeout504(t, env.consumo("autorizacion", autorizacionBody("300.00")), "GrabarAutorizacion")
+		unrecorded := func() string {
+			m := env.do(http.MethodGet, "/metrics", nil, "")
+			for line := range strings.Lines(string(m.Body)) {
+				if strings.HasPrefix(line, "credit_authorizations_unrecorded ") {
+					return strings.TrimSpace(line)
+				}
+			}
+			t.Fatalf("credit_authorizations_unrecorded missing: %s", m.Body)
+			return ""
+		}
+		if got := unrecorded(); got != "credit_authorizations_unrecorded 1" {
+			t.Fatalf("after the timeout: %q, want 1", got)
+		}
+		var timedOut, granted consumption.Intento
+		if err := tg.DB.NewSelect().Model(&timedOut).Where("resultado = ?", consumption.ResultadoTimeout).Scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		env.autorizar()
+		if err := tg.DB.NewSelect().Model(&granted).Where("resultado = ?", consumption.ResultadoOK).Limit(1).Scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+
+		var out bytes.Buffer
+		cfg := env.srv.cfg
+		if err := settle(t.Context(), tg.DB, cfg, strconv.FormatInt(timedOut.ID, 10), "not granted: checked with the creditsystem", &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "settled") {
+			t.Fatalf("output %q", out.String())
+		}
+		if got := unrecorded(); got != "credit_authorizations_unrecorded 0" {
+			t.Fatalf("after settle: %q, want 0", got)
+		}
+		var audit consumption.Intento
+		if err := tg.DB.NewSelect().Model(&audit).Where("resultado = ?", consumption.ResultadoAtendido).
+			Where("id <> ?", timedOut.ID).Scan(t.Context()); err != nil {
+			t.Fatalf("no audit of the settlement: %v", err)
+		}
+		if !strings.Contains(string(audit.Solicitud), "checked with the creditsystem") || !strings.Contains(string(audit.Solicitud), `"timeout"`) {
+			t.Fatalf("audit %s, want the note and the earlier result", audit.Solicitud)
+		}
+
+		for name, id := range map[string]string{"settled twice": strconv.FormatInt(timedOut.ID, 10), "a granted attempt": strconv.FormatInt(granted.ID, 10)} {
+			if err := settle(t.Context(), tg.DB, cfg, id, "", &out); !errors.Is(err, consumption.ErrNothingToReconcile) {
+				t.Fatalf("%s: err %v, want ErrNothingToReconcile", name, err)
+			}
+		}
+		if err := settle(t.Context(), tg.DB, cfg, "x", "", &out); !errors.Is(err, errUsage) {
+			t.Fatalf("attempt x: err %v, want the usage error", err)
 		}
 	})
 }
