@@ -42,7 +42,7 @@ func TestRestartAfterAKillDuringMigrations(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			if err, out := storagetest.RunChildWithin(t, 10*time.Second, env, args...); args[0] == "migrate" && err != nil {
+			if out, err := storagetest.RunChildWithin(t, 10*time.Second, env, args...); args[0] == "migrate" && err != nil {
 				t.Fatalf("migrate after the kill: %v %s", err, out)
 			} else if args[0] == "reconcile" && !strings.Contains(out, "not found") {
 				t.Fatalf("reconcile after the kill: %v %s, want it to run (and not find the authorization)", err, out)

@@ -21,7 +21,7 @@ func TestRestartAfterAKillDuringMigrations(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		env := map[string]string{"APP_ENV": "development", "LOG_LEVEL": "error", "RECARGAS_RECONCILE_INTERVAL": "0"}
 		env["DATABASE_URL"] = storagetest.KillDuringMigrations(t, tg, env, "topup_transactions", "migrate")
-		if err, out := storagetest.RunChildWithin(t, 10*time.Second, env, "migrate"); err != nil {
+		if out, err := storagetest.RunChildWithin(t, 10*time.Second, env, "migrate"); err != nil {
 			t.Fatalf("migrate after the kill: %v %s", err, out)
 		}
 		storagetest.ServeUntilUp(t, env)

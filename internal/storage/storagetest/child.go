@@ -62,20 +62,20 @@ func StartChild(t testing.TB, env map[string]string, args ...string) *exec.Cmd {
 }
 
 // RunChildWithin runs the command to its end and fails the test unless it ends within d; it
-// returns the command's error (nil for exit status 0) and what it printed.
-func RunChildWithin(t testing.TB, d time.Duration, env map[string]string, args ...string) (error, string) {
+// returns what it printed and the command's error (nil for exit status 0).
+func RunChildWithin(t testing.TB, d time.Duration, env map[string]string, args ...string) (string, error) {
 	t.Helper()
 	cmd := StartChild(t, env, args...)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return err, fmt.Sprint(cmd.Stdout)
+		return fmt.Sprint(cmd.Stdout), err
 	case <-time.After(d):
 		_ = cmd.Process.Kill()
 		<-done
 		t.Fatalf("%v did not end within %s: %s", args, d, cmd.Stdout)
-		return nil, ""
+		return "", nil
 	}
 }
 
