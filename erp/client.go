@@ -90,9 +90,9 @@ func (c *Client) Config() Config { return c.cfg }
 
 type opKey struct{}
 
-// OperationFromContext returns the operation name (OpLookupClient, OpSyncClient) that the
-// Client puts in the context of every outgoing *http.Request, so that an injected
-// RoundTripper can label its metrics or spans.
+// OperationFromContext returns the operation name (OpLookupClient, OpSyncClient,
+// OpHandOverPayment) that the Client puts in the context of every outgoing *http.Request, so
+// that an injected RoundTripper can label its metrics or spans.
 func OperationFromContext(ctx context.Context) (string, bool) {
 	op, ok := ctx.Value(opKey{}).(string)
 	return op, ok
@@ -112,10 +112,10 @@ func (e envelope) message() string {
 	return e.Message
 }
 
-// post sends body to path under op's name and deadline and returns the raw 2xx answer and
-// its status after checking error_api. Every failure comes back as *Error or
-// *TransportError.
-func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte, int, error) {
+// post sends body to path under op's name and deadline, with the extra headers hdr (may be
+// nil), and returns the raw 2xx answer and its status after checking error_api. Every failure
+// comes back as *Error or *TransportError.
+func (c *Client) post(ctx context.Context, op, path string, body []byte, hdr map[string]string) ([]byte, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, opKey{}, op)
@@ -123,6 +123,7 @@ func (c *Client) post(ctx context.Context, op, path string, body []byte) ([]byte
 	resp, err := c.http.R().
 		SetContext(ctx).
 		SetHeader("Content-Type", "application/json").
+		SetHeaders(hdr).
 		SetBody(body).
 		Post(c.cfg.url(path))
 	if err != nil {

@@ -83,7 +83,7 @@ func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpLookupClient, err)
 	}
-	raw, status, err := c.post(ctx, OpLookupClient, c.cfg.LookupPath, body)
+	raw, status, err := c.post(ctx, OpLookupClient, c.cfg.LookupPath, body, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (c *Client) SyncClient(ctx context.Context, op Operation, p ClientPayload) 
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpSyncClient, err)
 	}
-	raw, status, err := c.post(ctx, OpSyncClient, c.cfg.ClientsPath, body)
+	raw, status, err := c.post(ctx, OpSyncClient, c.cfg.ClientsPath, body, nil)
 	if err != nil {
 		return nil, err
 	}

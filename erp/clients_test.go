@@ -424,10 +424,13 @@ func TestContextOfOutgoingRequests(t *testing.T) {
 	if _, err := c.SyncClient(t.Context(), erp.OperationCreate, p); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.HandOverPayment(t.Context(), samplePayment()); err != nil {
+		t.Fatal(err)
+	}
 	after := time.Now()
 
-	if len(rt.seen) != 2 || rt.seen[0].op != erp.OpLookupClient || rt.seen[1].op != erp.OpSyncClient {
-		t.Fatalf("operations seen by the RoundTripper = %+v, want LookupClient then SyncClient", rt.seen)
+	if len(rt.seen) != 3 || rt.seen[0].op != erp.OpLookupClient || rt.seen[1].op != erp.OpSyncClient || rt.seen[2].op != erp.OpHandOverPayment {
+		t.Fatalf("operations seen by the RoundTripper = %+v, want LookupClient, SyncClient, HandOverPayment", rt.seen)
 	}
 	for _, s := range rt.seen {
 		// Each call runs under Config.Timeout, not the 30 s default nor no deadline at all.
@@ -492,7 +495,7 @@ func TestAPIKeyIsSentAndNeverLeaks(t *testing.T) {
 
 func TestCustomPaths(t *testing.T) {
 	mt := mockTransport()
-	cfg := erp.Config{BaseURL: "http://erp.test/base", LookupPath: "/q/clientes", ClientsPath: "/w/clientes", Timeout: time.Second}
+	cfg := erp.Config{BaseURL: "http://erp.test/base", LookupPath: "/q/clientes", ClientsPath: "/w/clientes", PaymentsPath: "/w/pagos", Timeout: time.Second}
 	fixtures.RegisterScenario(mt, cfg, fixtures.ScenarioFound)
 	c, err := erp.New(cfg, erp.WithHTTPClient(&http.Client{Transport: mt}))
 	if err != nil {
@@ -505,8 +508,11 @@ func TestCustomPaths(t *testing.T) {
 	if _, err := c.SyncClient(t.Context(), erp.OperationCreate, p); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.HandOverPayment(t.Context(), samplePayment()); err != nil {
+		t.Fatal(err)
+	}
 	calls := mt.GetCallCountInfo()
-	if calls["POST http://erp.test/base/q/clientes"] != 1 || calls["POST http://erp.test/base/w/clientes"] != 1 {
+	if calls["POST http://erp.test/base/q/clientes"] != 1 || calls["POST http://erp.test/base/w/clientes"] != 1 || calls["POST http://erp.test/base/w/pagos"] != 1 {
 		t.Errorf("calls = %v, want one to each configured path", calls)
 	}
 }

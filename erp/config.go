@@ -37,6 +37,9 @@ type Config struct {
 	LookupPath string
 	// ClientsPath is the create/update endpoint (ERP_CLIENTS_PATH; default DefaultClientsPath).
 	ClientsPath string
+	// PaymentsPath is the payments hand-over endpoint (ERP_PAYMENTS_PATH; default
+	// DefaultPaymentsPath).
+	PaymentsPath string
 	// APIKey, when set, is sent in APIKeyHeader on every call (ERP_API_KEY). Secret: it is
 	// redacted from String, LogValue and every error.
 	APIKey string
@@ -77,6 +80,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ClientsPath, err = cleanPath("ClientsPath (ERP_CLIENTS_PATH)", c.ClientsPath, DefaultClientsPath); err != nil {
 		return c, err
 	}
+	if c.PaymentsPath, err = cleanPath("PaymentsPath (ERP_PAYMENTS_PATH)", c.PaymentsPath, DefaultPaymentsPath); err != nil {
+		return c, err
+	}
 	if c.APIKeyHeader == "" {
 		c.APIKeyHeader = DefaultAPIKeyHeader
 	}
@@ -101,8 +107,8 @@ func (c Config) url(path string) string { return c.BaseURL + path }
 
 // String describes c with APIKey redacted, so a logged Config leaks nothing.
 func (c Config) String() string {
-	return fmt.Sprintf("erp.Config{BaseURL:%q Timeout:%s LookupPath:%q ClientsPath:%q APIKeyHeader:%q APIKey:%s}",
-		c.BaseURL, c.Timeout, c.LookupPath, c.ClientsPath, c.APIKeyHeader, c.redactedKey())
+	return fmt.Sprintf("erp.Config{BaseURL:%q Timeout:%s LookupPath:%q ClientsPath:%q PaymentsPath:%q APIKeyHeader:%q APIKey:%s}",
+		c.BaseURL, c.Timeout, c.LookupPath, c.ClientsPath, c.PaymentsPath, c.APIKeyHeader, c.redactedKey())
 }
 
 // GoString keeps %#v from printing APIKey.
@@ -115,6 +121,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("timeout", c.Timeout),
 		slog.String("lookup_path", c.LookupPath),
 		slog.String("clients_path", c.ClientsPath),
+		slog.String("payments_path", c.PaymentsPath),
 		slog.String("api_key_header", c.APIKeyHeader),
 		slog.String("api_key", c.redactedKey()),
 	)

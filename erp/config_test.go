@@ -29,6 +29,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"negative timeout", erp.Config{BaseURL: "http://erp.local", Timeout: -time.Second}, "must be positive"},
 		{"lookup path without slash", erp.Config{BaseURL: "http://erp.local", LookupPath: "erpapi/x"}, "LookupPath"},
 		{"clients path with query", erp.Config{BaseURL: "http://erp.local", ClientsPath: "/erpapi/clientes?x=1"}, "ClientsPath"},
+		{"payments path without slash", erp.Config{BaseURL: "http://erp.local", PaymentsPath: "erpapi/pagos"}, "PaymentsPath (ERP_PAYMENTS_PATH)"},
+		{"payments path with fragment", erp.Config{BaseURL: "http://erp.local", PaymentsPath: "/erpapi/pagos#x"}, "PaymentsPath (ERP_PAYMENTS_PATH)"},
 		{"api key with line break", erp.Config{BaseURL: "http://erp.local", APIKey: "a\r\nX-Evil: 1"}, "line breaks"},
 		{"minimal", erp.Config{BaseURL: "http://erp.local"}, ""},
 		{"path prefix and trailing slash", erp.Config{BaseURL: "https://erp.local/base/"}, ""},
@@ -66,6 +68,7 @@ func TestNewAppliesDefaults(t *testing.T) {
 		Timeout:      30 * time.Second,
 		LookupPath:   "/erpapi/consulta-externa/clientes",
 		ClientsPath:  "/erpapi/clientes",
+		PaymentsPath: "/erpapi/pagos",
 		APIKeyHeader: "X-API-Key",
 	}
 	if got != want {

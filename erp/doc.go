@@ -1,6 +1,7 @@
 // Package erp is the JSON HTTP client of the ERP: it looks a client up in the ERP's
-// external query and creates or updates clients at /erpapi/clientes. The HTTP work is done
-// by go-resty/resty, which never appears in this package's API.
+// external query, creates or updates clients at /erpapi/clientes, and hands payments and
+// reversals over at /erpapi/pagos so that the ERP issues a receipt or a credit note. The HTTP
+// work is done by go-resty/resty, which never appears in this package's API.
 //
 // # Construction
 //
@@ -11,7 +12,8 @@
 //
 // Config documents every field, the environment variable it comes from and its default:
 // ERP_URL, ERP_TIMEOUT (30 s), ERP_LOOKUP_PATH (/erpapi/consulta-externa/clientes),
-// ERP_CLIENTS_PATH (/erpapi/clientes), ERP_API_KEY (none) and ERP_API_KEY_HEADER (X-API-Key).
+// ERP_CLIENTS_PATH (/erpapi/clientes), ERP_PAYMENTS_PATH (/erpapi/pagos), ERP_API_KEY (none)
+// and ERP_API_KEY_HEADER (X-API-Key).
 // New(cfg Config, opts ...Option) validates the configuration and the options
 // (WithHTTPClient(nil) is an error; a nil Option is ignored) and contacts nobody. One Client
 // serves the whole process; it is safe for concurrent use.
@@ -31,18 +33,25 @@
 // (OperationCreate) or 1 (OperationUpdate) and returns the codigo_cliente the ERP assigned and
 // its raw answer, to be stored as erp_response.
 //
+// HandOverPayment(ctx, PaymentHandOver) is the specification's payment rule 8: after a payment
+// is applied (Event PaymentApplied, "pago") or reversed (PaymentReversed, "reverso") in the
+// creditsystem, the credit service passes the operation number, the payment's amount and
+// date, the invoices and the rubros (applied or reversed) to the ERP, which issues a receipt
+// or a credit note and answers its number (PaymentHandOverResult.NumeroDocumento, with the raw
+// answer to store). It is idempotent by (Event, NumeroOperacion), so a background job may
+// repeat it after any failure: the ERP issues one document per event and operation number and
+// answers a repeat with the same document and Duplicate true. A reversal is its own event: it
+// gets its own document, not the payment's.
+//
 // Every outgoing *http.Request carries the operation name in its context:
-// OperationFromContext(req.Context()) returns "LookupClient" or "SyncClient", so a
-// RoundTripper given through WithHTTPClient can label metrics without parsing URLs.
+// OperationFromContext(req.Context()) returns "LookupClient", "SyncClient" or
+// "HandOverPayment", so a RoundTripper given through WithHTTPClient can label metrics without
+// parsing URLs. The three operations share one post helper, so errors, deadlines and labels
+// are the same for all.
 //
-// A later issue adds the payments hand-over (the payment operation number, or the reversed
-// invoices and rubros, passed to the ERP so it issues a receipt or credit note). It will be one
-// more method on Client with its own Op name, its own path field in Config and its own file,
-// built on the same post helper, so errors, deadlines and labels stay uniform.
+// # Wire format (decided here: the specification shows none of the requests or answers)
 //
-// # Wire format (decided here: the specification shows neither the query nor the answers)
-//
-// Both operations are POST with a JSON body and Content-Type application/json. Every answer
+// Every operation is a POST with a JSON body and Content-Type application/json. Every answer
 // is a JSON object with "error_api" (boolean; 0/1 accepted) and "mensaje" (string;
 // "message" accepted). Every string member of an answer may be JSON null, which reads as ""
 // without an error (a null codigo_cliente is therefore a missing one), and null booleans read
@@ -85,6 +94,33 @@
 // A create answer must carry codigo_cliente; an update answer without one confirms the
 // payload's CodigoCliente.
 //
+// Payments hand-over, POST {ERP_URL}{ERP_PAYMENTS_PATH}, with the header Idempotency-Key:
+// <evento>-<numero_operacion> (pago-100234, reverso-100234) so that the ERP can deduplicate
+// too. Every member is sent, in this order, except motivo, left out when empty; facturas and
+// rubros are arrays, [] when there are none; money is a JSON number written from the decimal
+// with exactly 2 decimals (150.50, -5.00), never through float64; the rubros of a payment are
+// its rubrosAplicados, those of a reversal its rubrosRevertidos, and numero_operacion of a
+// reversal is that of the payment reversed.
+//
+//	{"evento":"pago","numero_operacion":100234,"numero_tarjeta":"4000123412341234",
+//	 "valor_pago":150.50,"fecha_pago":"2024-03-15",
+//	 "facturas":[{"numero_factura":"001-001-000012345","valor":100.25}],
+//	 "rubros":[{"codigo":"CAP","tipo_documento":"FAC","valor":140.00},
+//	   {"codigo":"DPP","tipo_documento":"NC","valor":-5.00}]}
+//
+//	{"evento":"reverso","numero_operacion":100234,...,"motivo":"pago registrado por error"}
+//
+//	{"error_api":false,"mensaje":"recibo emitido","numero_documento":"RC-100234","duplicado":false}
+//	{"error_api":false,"mensaje":"documento ya emitido","numero_documento":"RC-100234","duplicado":true}
+//
+// numero_documento is the receipt (pago) or credit note (reverso) number; a success answer
+// without one (missing, null or blank) is undecodable. duplicado true says the ERP had already
+// issued that document for this event and operation number: the hand-over is done, as with
+// duplicado false. HandOverPayment refuses with ErrInvalidRequest, before any call, an evento
+// other than pago or reverso, a numero_operacion or valor_pago not > 0, a blank numero_tarjeta,
+// numero_factura or rubro codigo, a fecha_pago that is not a yyyy-mm-dd date, and any amount
+// with more than 2 decimals (1.500 is 1.50 and is accepted).
+//
 // # Errors
 //
 // Every error of a call implements upstream.Error (Operation, Kind, ErrorCode, ErrorMessage,
@@ -100,9 +136,9 @@
 //     request provably never left (the dial failed: connection refused, unknown host) and
 //     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
 //   - ErrInvalidRequest (wrapped): arguments rejected before any call (a required field
-//     missing or blank: codigo_empresa and identificacion for both operations, nombre_cliente
-//     too for a sync; operacion not 0/1; bad extra_fields). Nothing was sent. It is a plain
-//     sentinel, not an upstream.Error.
+//     missing or blank: codigo_empresa and identificacion for the client operations,
+//     nombre_cliente too for a sync; operacion not 0/1; bad extra_fields; a hand-over as
+//     above). Nothing was sent. It is a plain sentinel, not an upstream.Error.
 //
 // IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
 // client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
@@ -120,7 +156,9 @@
 // is true), before or after the headers, and also when an injected RoundTripper or body reports
 // the deadline in its own words. Nothing is retried: a create that failed with
 // upstream.OutcomeUnknown (a timeout among others) may have been applied (erptest.LateSuccess
-// reproduces it); LookupClient tells whether it was. After upstream.NotSent it was not.
+// reproduces it); LookupClient tells whether it was. After upstream.NotSent it was not. A
+// hand-over that failed in any way may simply be sent again: the answer is the document the
+// ERP issued, marked Duplicate if it had issued it already.
 //
 // # Testing
 //

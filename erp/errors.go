@@ -22,8 +22,10 @@ const (
 
 // ErrInvalidRequest is wrapped by the errors a method returns before calling the ERP, when
 // its arguments cannot make a valid request: a required field missing or blank, an operacion
-// other than 0 or 1, extra_fields that are not an object or reuse a field name. Nothing was
-// sent. The services answer 400.
+// other than 0 or 1, extra_fields that are not an object or reuse a field name; for a
+// hand-over an unknown evento, a numero_operacion or valor_pago not > 0, a fecha_pago that is
+// not yyyy-mm-dd, an amount with more than 2 decimals. Nothing was sent. The services answer
+// 400.
 var ErrInvalidRequest = errors.New("invalid request")
 
 // ErrUndecodable is wrapped (inside a *TransportError) when a 2xx answer is not the JSON
@@ -33,7 +35,7 @@ var ErrUndecodable = errors.New("undecodable ERP answer")
 // Error is the ERP refusing an operation: an HTTP 200 answer with error_api = true, or any
 // answer outside 2xx. Its kind is upstream.Rejected. The services map it to 502.
 type Error struct {
-	// Op is the operation (OpLookupClient, OpSyncClient).
+	// Op is the operation (OpLookupClient, OpSyncClient, OpHandOverPayment).
 	Op string
 	// HTTPStatus is the HTTP status of the answer; a 2xx status (normally 200) means the
 	// answer carried error_api = true.
@@ -70,7 +72,8 @@ func (e *Error) Timeout() bool        { return false }
 // wraps the cause, so errors.Is(err, context.DeadlineExceeded) holds for a timeout and
 // errors.Is(err, ErrUndecodable) for an answer that could not be read. Its kind is
 // upstream.NotSent when the request provably never left (the dial failed),
-// upstream.OutcomeUnknown otherwise: the ERP may then have applied a create or update.
+// upstream.OutcomeUnknown otherwise: the ERP may then have applied a create or update, or
+// issued the document of a hand-over.
 type TransportError struct {
 	Op         string
 	HTTPStatus int // HTTP status when an answer arrived, else 0

@@ -25,13 +25,14 @@ const testTimeout = time.Second
 
 func mockTransport() *httpmock.MockTransport { return httpmock.NewMockTransport() }
 
-// mockERP answers every call of both operations with body and HTTP 200.
+// mockERP answers every call of every operation with body and HTTP 200.
 func mockERP(t *testing.T, body string) *httpmock.MockTransport {
 	t.Helper()
 	mt := mockTransport()
 	cfg := erp.Config{BaseURL: "http://erp.test"}
 	mt.RegisterResponder(http.MethodPost, fixtures.LookupURL(cfg), httpmock.NewStringResponder(200, body))
 	mt.RegisterResponder(http.MethodPost, fixtures.ClientsURL(cfg), httpmock.NewStringResponder(200, body))
+	mt.RegisterResponder(http.MethodPost, fixtures.PaymentsURL(cfg), httpmock.NewStringResponder(200, body))
 	return mt
 }
 
@@ -44,10 +45,20 @@ func mockClient(t *testing.T, mt *httpmock.MockTransport) *erp.Client {
 	return c
 }
 
-// call runs op against c the way the credit service does.
+// allOps are the operations every failure path is run against.
+var allOps = []string{erp.OpLookupClient, erp.OpSyncClient, erp.OpHandOverPayment}
+
+// call runs op against c the way the credit service does. A hand-over sends identificacion as
+// its numero_tarjeta: the fake's magic card numbers are the magic identificaciones' digits.
 func call(ctx context.Context, c *erp.Client, op, identificacion, nombre string) error {
-	if op == erp.OpLookupClient {
+	switch op {
+	case erp.OpLookupClient:
 		_, err := c.LookupClient(ctx, "000598", identificacion)
+		return err
+	case erp.OpHandOverPayment:
+		h := samplePayment()
+		h.NumeroTarjeta = identificacion
+		_, err := c.HandOverPayment(ctx, h)
 		return err
 	}
 	_, err := c.SyncClient(ctx, erp.OperationCreate, erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: nombre, Identificacion: identificacion})
@@ -127,7 +138,7 @@ func checkErr(t *testing.T, op string, err error, want wantErr) {
 	}
 }
 
-// TestFailures runs every failure path of both operations against the fake.
+// TestFailures runs every failure path of every operation against the fake.
 func TestFailures(t *testing.T) {
 	type setup func(*erptest.Server, string)
 	script := func(r erptest.Reaction) setup {
@@ -163,7 +174,7 @@ func TestFailures(t *testing.T) {
 		{"undecodable answer", script(erptest.Raw(http.StatusOK, "<html><body>502 Bad Gateway</body></html>")), "0102030405", "ANA",
 			wantErr{transport: true, undecodable: true}},
 	}
-	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+	for _, op := range allOps {
 		t.Run(op, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
@@ -213,7 +224,7 @@ func TestConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+	for _, op := range allOps {
 		err := call(t.Context(), c, op, "0102030405", "ANA")
 		checkErr(t, op, err, wantErr{transport: true, notSent: true})
 		var ne *net.OpError
@@ -270,6 +281,18 @@ func TestOddAnswers(t *testing.T) {
 			wantErr{transport: true, undecodable: true}},
 		{"empty 200", erp.OpSyncClient, ``,
 			wantErr{transport: true, undecodable: true}},
+		{"hand-over answer without numero_documento", erp.OpHandOverPayment, `{"error_api":false,"mensaje":"ok","duplicado":false}`,
+			wantErr{transport: true, undecodable: true}},
+		{"hand-over answer with numero_documento null", erp.OpHandOverPayment, `{"error_api":false,"numero_documento":null}`,
+			wantErr{transport: true, undecodable: true}},
+		{"hand-over answer with a blank numero_documento", erp.OpHandOverPayment, `{"error_api":false,"numero_documento":" "}`,
+			wantErr{transport: true, undecodable: true}},
+		{"hand-over numero_documento that is a number", erp.OpHandOverPayment, `{"error_api":false,"numero_documento":100234}`,
+			wantErr{transport: true, undecodable: true}},
+		{"hand-over duplicado not a boolean", erp.OpHandOverPayment, `{"error_api":false,"numero_documento":"RC-1","duplicado":"maybe"}`,
+			wantErr{transport: true, undecodable: true}},
+		{"hand-over error_api with a document", erp.OpHandOverPayment, `{"error_api":true,"mensaje":"tarjeta desconocida","numero_documento":"RC-1"}`,
+			wantErr{apiStatus: 200, apiMessage: "tarjeta desconocida"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,17 +333,20 @@ func TestHTTPMockScenarios(t *testing.T) {
 		scenario fixtures.Scenario
 		lookup   wantErr
 		sync     wantErr
+		handOver wantErr
 	}{
 		{fixtures.ScenarioErrorAPI,
 			wantErr{apiStatus: 200, apiMessage: "consulta externa no disponible"},
-			wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"}},
+			wantErr{apiStatus: 200, apiMessage: "ERROR_API: el ERP rechazo el cliente"},
+			wantErr{apiStatus: 200, apiMessage: "el ERP no pudo emitir el documento"}},
 		{fixtures.ScenarioServerError,
+			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"},
 			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"},
 			wantErr{apiStatus: 500, apiMessage: "error interno del ERP"}},
 		{fixtures.ScenarioUndecodable,
-			wantErr{transport: true, undecodable: true}, wantErr{transport: true, undecodable: true}},
-		{fixtures.ScenarioRefused, wantErr{transport: true}, wantErr{transport: true}},
-		{fixtures.ScenarioTimeout, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}},
+			wantErr{transport: true, undecodable: true}, wantErr{transport: true, undecodable: true}, wantErr{transport: true, undecodable: true}},
+		{fixtures.ScenarioRefused, wantErr{transport: true}, wantErr{transport: true}, wantErr{transport: true}},
+		{fixtures.ScenarioTimeout, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}, wantErr{transport: true, timeout: true}},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.scenario), func(t *testing.T) {
@@ -330,6 +356,7 @@ func TestHTTPMockScenarios(t *testing.T) {
 			c := mockClient(t, mt)
 			checkErr(t, erp.OpLookupClient, call(t.Context(), c, erp.OpLookupClient, "0102030405", "ANA"), tc.lookup)
 			checkErr(t, erp.OpSyncClient, call(t.Context(), c, erp.OpSyncClient, "0102030405", "ANA"), tc.sync)
+			checkErr(t, erp.OpHandOverPayment, call(t.Context(), c, erp.OpHandOverPayment, "0102030405", "ANA"), tc.handOver)
 		})
 	}
 	t.Run("success", func(t *testing.T) {
@@ -349,6 +376,14 @@ func TestHTTPMockScenarios(t *testing.T) {
 			want := map[erp.Operation]string{erp.OperationCreate: "cliente creado", erp.OperationUpdate: "cliente actualizado"}[op]
 			if sr.Message != want {
 				t.Errorf("%v answered %q, want %q", op, sr.Message, want)
+			}
+		}
+		for event, want := range map[erp.PaymentEvent]string{erp.PaymentApplied: "RC-100234", erp.PaymentReversed: "NC-100234"} {
+			h := samplePayment()
+			h.Event = event
+			res, err := c.HandOverPayment(t.Context(), h)
+			if err != nil || res.NumeroDocumento != want || res.Duplicate {
+				t.Errorf("hand-over %s = %+v, %v; want %s, not a duplicate", event, res, err, want)
 			}
 		}
 	})
@@ -499,7 +534,7 @@ func TestEveryTimeoutIsDeadlineExceeded(t *testing.T) {
 				})}
 			}},
 	}
-	for _, op := range []string{erp.OpLookupClient, erp.OpSyncClient} {
+	for _, op := range allOps {
 		for _, tc := range cases {
 			t.Run(op+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()

@@ -76,6 +76,53 @@ func ExampleClient_SyncClient() {
 	// cliente actualizado
 }
 
+func ExampleClient_HandOverPayment() {
+	srv := erptest.NewServer()
+	defer srv.Close()
+	c, err := erp.New(erp.Config{BaseURL: srv.URL, Timeout: 2 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	pago := erp.PaymentHandOver{
+		Event:           erp.PaymentApplied,
+		NumeroOperacion: 100234,
+		NumeroTarjeta:   "4000123412341234",
+		ValorPago:       decimal.RequireFromString("95.5"),
+		FechaPago:       "2024-03-15",
+		Facturas:        []erp.PaymentInvoice{{NumeroFactura: "001-001-000012345", Valor: decimal.RequireFromString("100.50")}},
+		Rubros: []erp.PaymentRubro{
+			{Codigo: "CAP", TipoDocumento: "FAC", Valor: decimal.RequireFromString("100.50")},
+			{Codigo: "DPP", TipoDocumento: "NC", Valor: decimal.RequireFromString("-5")}, // early-payment discount
+		},
+	}
+	res, err := c.HandOverPayment(context.Background(), pago)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.NumeroDocumento, res.Duplicate)
+	fmt.Println(string(srv.Requests(erp.OpHandOverPayment)[0].Body))
+
+	// The background job retries after an unknown outcome: the ERP answers the same receipt.
+	res, err = c.HandOverPayment(context.Background(), pago)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.NumeroDocumento, res.Duplicate)
+
+	reverso := pago
+	reverso.Event, reverso.Motivo = erp.PaymentReversed, "pago registrado por error"
+	res, err = c.HandOverPayment(context.Background(), reverso)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.NumeroDocumento, res.Duplicate, len(srv.HandOvers()), srv.Calls(erp.OpHandOverPayment))
+	// Output:
+	// RC-100234 false
+	// {"evento":"pago","numero_operacion":100234,"numero_tarjeta":"4000123412341234","valor_pago":95.50,"fecha_pago":"2024-03-15","facturas":[{"numero_factura":"001-001-000012345","valor":100.50}],"rubros":[{"codigo":"CAP","tipo_documento":"FAC","valor":100.50},{"codigo":"DPP","tipo_documento":"NC","valor":-5.00}]}
+	// RC-100234 true
+	// NC-100234 false 2 3
+}
+
 func ExampleError() {
 	srv := erptest.NewServer()
 	defer srv.Close()
@@ -122,7 +169,10 @@ func ExampleOperationFromContext() {
 	_, _ = c.LookupClient(context.Background(), "000598", "0999999500") // magic HTTP 500
 	_, _ = c.SyncClient(context.Background(), erp.OperationCreate,
 		erp.ClientPayload{CodigoEmpresa: "000598", NombreCliente: "ANA", Identificacion: "0911111111"})
+	_, _ = c.HandOverPayment(context.Background(), erp.PaymentHandOver{Event: erp.PaymentApplied,
+		NumeroOperacion: 1, NumeroTarjeta: "4000", ValorPago: decimal.NewFromInt(10), FechaPago: "2024-03-15"})
 	// Output:
 	// erp_requests_total{operation="LookupClient",code="500"}
 	// erp_requests_total{operation="SyncClient",code="200"}
+	// erp_requests_total{operation="HandOverPayment",code="200"}
 }

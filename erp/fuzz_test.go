@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 // FuzzDecodeLookup feeds arbitrary answers to the lookup decoder: it never panics, and a
@@ -79,6 +83,95 @@ func FuzzSyncBody(f *testing.F) {
 				if !bytes.Equal(got[k], want.Bytes()) {
 					t.Fatalf("extra field %s = %s, want %s unchanged", k, got[k], want.Bytes())
 				}
+			}
+		}
+	})
+}
+
+// FuzzDecodeHandOver feeds arbitrary answers to the hand-over decoder: it never panics, an
+// error wraps ErrUndecodable, and an accepted answer always has a document number and keeps
+// the answer as received.
+func FuzzDecodeHandOver(f *testing.F) {
+	for _, seed := range []string{
+		`{"error_api":false,"mensaje":"recibo emitido","numero_documento":"RC-100234","duplicado":false}`,
+		`{"error_api":false,"mensaje":"documento ya emitido","numero_documento":"RC-100234","duplicado":true}`,
+		`{"numero_documento":"NC-1","duplicado":1}`,
+		`{"numero_documento":null}`,
+		`{"numero_documento":" ","duplicado":"maybe"}`,
+		`[]`,
+		``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		res, err := decodeHandOver(raw, 200)
+		if err != nil {
+			if !errors.Is(err, ErrUndecodable) {
+				t.Fatalf("error %v does not wrap ErrUndecodable", err)
+			}
+			return
+		}
+		if strings.TrimSpace(res.NumeroDocumento) == "" {
+			t.Fatalf("accepted without numero_documento: %+v", res)
+		}
+		if !bytes.Equal(res.Raw, raw) {
+			t.Fatalf("Raw = %s, want %s", res.Raw, raw)
+		}
+	})
+}
+
+var twoDecimals = regexp.MustCompile(`^-?[0-9]+\.[0-9]{2}$`)
+
+// FuzzHandOverBody: whatever the input, the hand-over is either refused with ErrInvalidRequest
+// or is a JSON object whose amounts are JSON numbers with exactly 2 decimals, equal to the
+// decimals given.
+func FuzzHandOverBody(f *testing.F) {
+	f.Add("pago", int64(100234), "4000", "150.5", "2024-03-15", "100.25", "-5", "")
+	f.Add("reverso", int64(1), "4000", "1e2", "2024-02-29", "0", "0.10", "motivo")
+	f.Add("pago", int64(0), "", "0.001", "2024-13-01", "x", "1.234", "")
+	f.Add("PAGO", int64(-1), " ", "-1", "", "1", "1", "")
+	f.Fuzz(func(t *testing.T, event string, numero int64, tarjeta, valor, fecha, factura, rubro, motivo string) {
+		dec := func(s string) decimal.Decimal {
+			d, _ := decimal.NewFromString(s)
+			if e := d.Exponent(); e > 30 || e < -30 {
+				return decimal.Zero // 1e999999 would spend the run printing a million digits
+			}
+			return d
+		}
+		h := PaymentHandOver{Event: PaymentEvent(event), NumeroOperacion: numero, NumeroTarjeta: tarjeta,
+			ValorPago: dec(valor), FechaPago: fecha, Motivo: motivo,
+			Facturas: []PaymentInvoice{{NumeroFactura: "F-1", Valor: dec(factura)}},
+			Rubros:   []PaymentRubro{{Codigo: "R", Valor: dec(rubro)}}}
+		body, err := handOverBody(h)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRequest) {
+				t.Fatalf("error %v does not wrap ErrInvalidRequest", err)
+			}
+			return
+		}
+		var got struct {
+			Evento          string          `json:"evento"`
+			NumeroOperacion int64           `json:"numero_operacion"`
+			ValorPago       json.RawMessage `json:"valor_pago"`
+			Facturas        []struct {
+				Valor json.RawMessage `json:"valor"`
+			} `json:"facturas"`
+			Rubros []struct {
+				Valor json.RawMessage `json:"valor"`
+			} `json:"rubros"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("payload is not JSON: %v\n%s", err, body)
+		}
+		if got.Evento != event || got.NumeroOperacion != numero || numero <= 0 {
+			t.Fatalf("evento %q numero %d sent for %q %d", got.Evento, got.NumeroOperacion, event, numero)
+		}
+		for _, a := range []struct {
+			raw  json.RawMessage
+			want decimal.Decimal
+		}{{got.ValorPago, h.ValorPago}, {got.Facturas[0].Valor, h.Facturas[0].Valor}, {got.Rubros[0].Valor, h.Rubros[0].Valor}} {
+			if !twoDecimals.Match(a.raw) || !dec(string(a.raw)).Equal(a.want) {
+				t.Fatalf("amount %s sent for %s", a.raw, a.want)
 			}
 		}
 	})

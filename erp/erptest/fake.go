@@ -31,6 +31,12 @@ const (
 	// IdentificacionTimeout gets no answer until the caller gives up, on the lookup and on a
 	// sync.
 	IdentificacionTimeout = "0999999504"
+	// NumeroTarjetaServerError as numero_tarjeta of a hand-over gives HTTP 500; no document
+	// is issued. The same digits as IdentificacionServerError.
+	NumeroTarjetaServerError = "0999999500"
+	// NumeroTarjetaTimeout as numero_tarjeta of a hand-over gets no answer until the caller
+	// gives up; no document is issued. The same digits as IdentificacionTimeout.
+	NumeroTarjetaTimeout = "0999999504"
 )
 
 // CodigoClienteExisting is the codigo_cliente of IdentificacionExisting.
@@ -53,6 +59,9 @@ type Fake struct {
 	scripts  map[string][]Reaction
 	requests map[string][]Request
 
+	documents map[paymentKey]string // the document issued for each hand-over
+	handOvers []erp.PaymentHandOver // the distinct hand-overs, in the order received
+
 	lookupDelay, syncDelay time.Duration
 	onLookup               func(ctx context.Context, codigoEmpresa, identificacion string)
 	apiKeyHeader, apiKey   string
@@ -71,7 +80,7 @@ type record struct {
 
 // Request is one call the fake received.
 type Request struct {
-	Op     string // erp.OpLookupClient or erp.OpSyncClient
+	Op     string // erp.OpLookupClient, erp.OpSyncClient or erp.OpHandOverPayment
 	Header http.Header
 	Body   json.RawMessage
 }
@@ -115,6 +124,8 @@ func NewFake(opts ...Option) *Fake {
 		scripts:  map[string][]Reaction{},
 		requests: map[string][]Request{},
 		closed:   make(chan struct{}),
+
+		documents: map[paymentKey]string{},
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -124,12 +135,13 @@ func NewFake(opts ...Option) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+erp.DefaultLookupPath, f.serveLookup)
 	mux.HandleFunc("POST "+erp.DefaultClientsPath, f.serveSync)
+	mux.HandleFunc("POST "+erp.DefaultPaymentsPath, f.serveHandOver)
 	f.mux = mux
 	return f
 }
 
-// Close releases the requests held by Hang, LateSuccess, After, the delay options and
-// IdentificacionTimeout.
+// Close releases the requests held by Hang, LateSuccess, After, the delay options,
+// IdentificacionTimeout and NumeroTarjetaTimeout.
 func (f *Fake) Close() { f.closeOnce.Do(func() { close(f.closed) }) }
 
 // Server is a Fake listening on a loopback port through httptest, for tests that want the
@@ -205,8 +217,8 @@ func (f *Fake) Fields(codigoEmpresa, identificacion string) (map[string]json.Raw
 	return out, true
 }
 
-// Calls counts the requests received for op (erp.OpLookupClient or erp.OpSyncClient),
-// failed ones included.
+// Calls counts the requests received for op (erp.OpLookupClient, erp.OpSyncClient or
+// erp.OpHandOverPayment), failed and repeated ones included.
 func (f *Fake) Calls(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -305,8 +317,8 @@ type syncAnswer struct {
 
 func rejection(mensaje string) errorAnswer { return errorAnswer{ErrorAPI: true, Mensaje: mensaje} }
 
-// ServeHTTP serves the ERP's two endpoints at their default paths (erp.DefaultLookupPath,
-// erp.DefaultClientsPath).
+// ServeHTTP serves the ERP's three endpoints at their default paths (erp.DefaultLookupPath,
+// erp.DefaultClientsPath, erp.DefaultPaymentsPath).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.mux.ServeHTTP(w, r) }
 
 // begin records the request and returns its body and the scripted reaction (Process when

@@ -47,9 +47,9 @@ func Hang() Reaction { return Reaction{kind: kindHang} }
 // applied.
 func Drop() Reaction { return Reaction{kind: kindDrop} }
 
-// LateSuccess applies a create or update and then holds the connection, without answering,
-// until the caller gives up: the ERP has the change and the caller times out. On a lookup it
-// is Hang.
+// LateSuccess applies a create or update (or issues the document of a hand-over) and then
+// holds the connection, without answering, until the caller gives up: the ERP has the change
+// and the caller times out. On a lookup it is Hang.
 func LateSuccess() Reaction { return Reaction{kind: kindLateSuccess} }
 
 // Raw answers the given HTTP status and body as they are (Content-Type application/json
@@ -72,8 +72,9 @@ func (r Reaction) After(d time.Duration) Reaction {
 	return r
 }
 
-// Script queues reactions for the next calls of op (erp.OpLookupClient or
-// erp.OpSyncClient), one per call, in order; once the queue is empty calls behave normally.
+// Script queues reactions for the next calls of op (erp.OpLookupClient, erp.OpSyncClient or
+// erp.OpHandOverPayment), one per call, in order; once the queue is empty calls behave
+// normally.
 // A reaction applies after validation of the request, the delay options and the OnLookup
 // hook, and before the magic values.
 func (f *Fake) Script(op string, reactions ...Reaction) {
