@@ -54,6 +54,8 @@ type ERP struct {
 	LookupPath string `env:"ERP_LOOKUP_PATH" envDefault:"/erpapi/consulta-externa/clientes"`
 	// ClientsPath is the create/update endpoint (ERP_CLIENTS_PATH, default /erpapi/clientes).
 	ClientsPath string `env:"ERP_CLIENTS_PATH" envDefault:"/erpapi/clientes"`
+	// PaymentsPath receives the payments hand-over (ERP_PAYMENTS_PATH, default /erpapi/pagos).
+	PaymentsPath string `env:"ERP_PAYMENTS_PATH" envDefault:"/erpapi/pagos"`
 	// APIKey, when set, is sent in APIKeyHeader on every ERP call (ERP_API_KEY).
 	APIKey Secret `env:"ERP_API_KEY"`
 	// APIKeyHeader carries APIKey (ERP_API_KEY_HEADER, default X-API-Key).
@@ -124,7 +126,7 @@ func (c *Credit) validate(p *problems) {
 	}
 	p.requiredURL("ERP_URL", c.ERP.URL)
 	p.positiveDuration("ERP_TIMEOUT", c.ERP.Timeout)
-	for name, path := range map[string]string{"ERP_LOOKUP_PATH": c.ERP.LookupPath, "ERP_CLIENTS_PATH": c.ERP.ClientsPath} {
+	for name, path := range map[string]string{"ERP_LOOKUP_PATH": c.ERP.LookupPath, "ERP_CLIENTS_PATH": c.ERP.ClientsPath, "ERP_PAYMENTS_PATH": c.ERP.PaymentsPath} {
 		if !strings.HasPrefix(path, "/") {
 			p.add(name, "must be a path starting with /")
 		}
@@ -175,6 +177,7 @@ func (c *Credit) LogValue() slog.Value {
 			slog.Duration("timeout", c.ERP.Timeout),
 			slog.String("lookup_path", c.ERP.LookupPath),
 			slog.String("clients_path", c.ERP.ClientsPath),
+			slog.String("payments_path", c.ERP.PaymentsPath),
 			slog.String("api_key", describeSecret(c.ERP.APIKey, "")),
 		),
 	)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/credit/consumption"
+	"github.com/platform/integrations/credit/payments"
 	"github.com/platform/integrations/creditsystem"
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/internal/httpx"
@@ -31,6 +32,9 @@ func mapError(err error) *httpx.Error {
 		exists     *clients.ExistsError
 		syncErr    *clients.SyncError
 		unrecorded *consumption.UnrecordedError
+		pagoLost   *payments.UnrecordedError
+		recorded   *payments.RecordedError
+		rules      *payments.RuleError
 	)
 	switch {
 	case errors.As(err, &invalid):
@@ -41,6 +45,20 @@ func mapError(err error) *httpx.Error {
 		he := &httpx.Error{Status: http.StatusInternalServerError, Message: unrecorded.Error(), Err: err}
 		he.Body = unrecordedJSON{Envelope: he.Envelope(), AutorizacionID: unrecorded.AutorizacionID,
 			NumeroOperacion: numeroOperacion(unrecorded.NumeroOperacion), Operation: unrecorded.Operacion}
+		return he
+
+	case errors.As(err, &pagoLost):
+		he := &httpx.Error{Status: http.StatusInternalServerError, Message: pagoLost.Error(), Err: err}
+		he.Body = pagoUnrecordedJSON{Envelope: he.Envelope(), ID: pagoLost.PagoID, NumeroOperacion: pagoLost.NumeroOperacion, Operation: pagoLost.Operacion}
+		return he
+	case errors.As(err, &recorded):
+		// An upstream failure that left a ledger record: the answer names it.
+		he := mapError(recorded.Err)
+		if he == nil {
+			he = &httpx.Error{Status: http.StatusInternalServerError, Message: http.StatusText(http.StatusInternalServerError), Err: err}
+		}
+		he.Body = pagoErrorJSON{Envelope: he.Envelope(), ID: recorded.Pago.ID, NumeroOperacion: recorded.Pago.NumeroOperacion,
+			Estado: string(recorded.Pago.Estado)}
 		return he
 
 	// Client registry.
@@ -68,6 +86,16 @@ func mapError(err error) *httpx.Error {
 		return httpx.WrapError(http.StatusBadRequest, err.Error(), err)
 	case errors.Is(err, consumption.ErrInFlight), errors.Is(err, consumption.ErrOutcomeUnknown):
 		return httpx.WrapError(http.StatusConflict, err.Error(), err)
+
+	// Payments.
+	case errors.As(err, &rules):
+		return httpx.WrapError(http.StatusUnprocessableEntity, rules.Error(), err)
+	case errors.Is(err, payments.ErrPagoNotFound):
+		return httpx.WrapError(http.StatusNotFound, err.Error(), err)
+	case errors.Is(err, payments.ErrInvalidState):
+		return httpx.WrapError(http.StatusBadRequest, err.Error(), err)
+	case errors.Is(err, payments.ErrInFlight), errors.Is(err, payments.ErrOutcomeUnknown):
+		return httpx.WrapError(http.StatusConflict, err.Error(), err)
 	}
 	return upstreamAnswer(err, "", "")
 }
@@ -79,6 +107,23 @@ type unrecordedJSON struct {
 	AutorizacionID  string          `json:"autorizacion_id"`
 	NumeroOperacion json.RawMessage `json:"numero_operacion"`
 	Operation       string          `json:"operation"`
+}
+
+// pagoUnrecordedJSON is the 500 of a payment operation the creditsystem applied but the service
+// could not record: the envelope and the ids.
+type pagoUnrecordedJSON struct {
+	httpx.Envelope
+	ID              int64  `json:"id"`
+	NumeroOperacion *int64 `json:"numeroOperacion"`
+	Operation       string `json:"operation"`
+}
+
+// pagoErrorJSON is an error answer that left a ledger record: the envelope and the record.
+type pagoErrorJSON struct {
+	httpx.Envelope
+	ID              int64  `json:"id"`
+	NumeroOperacion *int64 `json:"numeroOperacion"`
+	Estado          string `json:"estado"`
 }
 
 // upstreamAnswer maps an SDK error by its kind (docs/sdk-conventions.md), nil when err is none:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -238,4 +239,17 @@ func expectError(t *testing.T, r response, status int) map[string]any {
 		t.Fatalf("envelope without message: %s", r.Body)
 	}
 	return m
+}
+
+// startJobs works the service's job queue (the ERP hand-overs of payments) until the test ends.
+func (e *testEnv) startJobs() {
+	e.t.Helper()
+	if err := e.srv.queue.Start(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.srv.queue.Stop(ctx)
+	})
 }

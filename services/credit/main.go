@@ -85,6 +85,7 @@ import (
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/idempotency"
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage"
 )
 
@@ -102,12 +103,16 @@ var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> 
 // idempotencyTable keeps the Idempotency-Key answers of the money-moving routes.
 const idempotencyTable = "credit_idempotency_keys"
 
-// migrate applies the credit service's schema and its idempotency keys' table.
+// migrate applies the credit service's schema, its idempotency keys' table and the job
+// queue's tables (the payments hand-over).
 func migrate(ctx context.Context, db *bun.DB) error {
 	if _, err := storage.Migrate(ctx, db, credit.MigrationsTable, credit.Migrations); err != nil {
 		return err
 	}
-	return idempotency.Migrate(ctx, db, idempotencyTable)
+	if err := idempotency.Migrate(ctx, db, idempotencyTable); err != nil {
+		return err
+	}
+	return jobs.Migrate(ctx, db)
 }
 
 // reconcile records the operator's answer for an authorization held after a timeout. It needs

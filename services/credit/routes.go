@@ -10,9 +10,12 @@ import (
 // apiPrefix is the prefix of the implemented endpoints (credit-service.md, Versioning).
 const apiPrefix = "/api/v1/credigestion"
 
+// pagosPrefix is the payments routes' unversioned prefix (credit-service.md, Versioning).
+const pagosPrefix = "/credigestion/pagos"
+
 // routes mounts every module under apiPrefix with the authentication of the specification's
 // access matrix: consumption is Bearer only; clients take the ServiceKey, a Bearer JWT or both.
-func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, ch *clientHandlers, kh *consumoHandlers) {
+func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, ch *clientHandlers, kh *consumoHandlers, ph *pagoHandlers) {
 	api := app.Group(apiPrefix)
 	bearer := auth.Require(authn, auth.Bearer)
 	// Every money-moving POST is safe to retry with an Idempotency-Key (internal/idempotency).
@@ -38,4 +41,14 @@ func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, 
 	k.Post("/reverso", bearer, once, kh.reverso)
 	k.Post("/reverso-consumo", bearer, once, kh.reversoConsumo)
 	k.Get("/:autorizacion_id", bearer, kh.get)
+
+	// Payments: the specification's /credigestion/pagos, also under the versioned prefix.
+	for _, prefix := range []string{pagosPrefix, apiPrefix + "/pagos"} {
+		p := app.Group(prefix)
+		p.Post("/consulta-deuda", bearer, ph.consultaDeuda)
+		p.Post("/aplicar", bearer, once, ph.aplicar)
+		p.Post("/reverso", bearer, once, ph.reverso)
+		p.Get("/", bearer, ph.list)
+		p.Get("/:numeroOperacion", bearer, ph.get)
+	}
 }

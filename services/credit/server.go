@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,10 +13,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/credit/consumption"
+	"github.com/platform/integrations/credit/payments"
 	"github.com/platform/integrations/creditsystem"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp"
@@ -24,11 +27,15 @@ import (
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/idempotency"
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/metrics"
 )
 
 // serviceName labels logs and metrics.
 const serviceName = "credit"
+
+// handOverWorkers is how many ERP hand-overs of payments one instance sends at a time.
+const handOverWorkers = 2
 
 // deps are what main (or a test) hands to newServer besides the configuration.
 type deps struct {
@@ -46,6 +53,8 @@ type server struct {
 	app      *fiber.App
 	clients  *clients.Service
 	consumos *consumption.Service
+	pagos    *payments.Service
+	queue    *jobs.Queue
 	keys     *idempotency.Store
 
 	// Fakes started in development mode (nil otherwise); tests reach them to script outcomes.
@@ -96,7 +105,21 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 	if err != nil {
 		return nil, err
 	}
-	reg.MustRegister(&pendingCollector{consumos: s.consumos})
+	// The ERP hand-overs of payments run in this process (queue HandOverQueue).
+	workers := river.NewWorkers()
+	s.queue, err = jobs.New(d.DB, workers, jobs.Config{Logger: log, Queues: map[string]int{payments.HandOverQueue: handOverWorkers}})
+	if err != nil {
+		return nil, err
+	}
+	s.pagos, err = payments.NewService(payments.NewStore(d.DB, s.queue), cs, payments.WithLogger(log),
+		payments.WithCallTimeout(cfg.Creditsystem.Timeout), payments.WithERP(erpClient))
+	if err != nil {
+		return nil, err
+	}
+	if err := payments.AddHandOverWorker(workers, s.pagos); err != nil {
+		return nil, err
+	}
+	reg.MustRegister(&pendingCollector{consumos: s.consumos, pagos: s.pagos})
 
 	health := d.Health
 	if health == nil {
@@ -112,7 +135,7 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 		RequestTimeout: cfg.RequestTimeout,
 	})
 	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
-	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos})
+	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos}, &pagoHandlers{svc: s.pagos})
 	return s, nil
 }
 
@@ -158,6 +181,7 @@ func (s *server) newERP(reg prometheus.Registerer) (*erp.Client, error) {
 		Timeout:      e.Timeout,
 		LookupPath:   e.LookupPath,
 		ClientsPath:  e.ClientsPath,
+		PaymentsPath: e.PaymentsPath,
 		APIKey:       e.APIKey.Reveal(),
 		APIKeyHeader: e.APIKeyHeader,
 	}
@@ -165,7 +189,7 @@ func (s *server) newERP(reg prometheus.Registerer) (*erp.Client, error) {
 		s.erpFake = erptest.NewServer()
 		s.closers = append(s.closers, s.erpFake.Close)
 		// The fake serves the default paths only.
-		erpCfg.BaseURL, erpCfg.LookupPath, erpCfg.ClientsPath = s.erpFake.URL, erp.DefaultLookupPath, erp.DefaultClientsPath
+		erpCfg.BaseURL, erpCfg.LookupPath, erpCfg.ClientsPath, erpCfg.PaymentsPath = s.erpFake.URL, erp.DefaultLookupPath, erp.DefaultClientsPath, erp.DefaultPaymentsPath
 	}
 	return erp.New(erpCfg, erp.WithHTTPClient(upstreamClient(reg, "erp", erp.OperationFromContext)))
 }
@@ -190,26 +214,41 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	if every := s.cfg.Creditsystem.ReconcileInterval; every > 0 {
 		wg.Go(func() { s.consumos.Run(ctx, every) })
 	}
+	if err := s.queue.Start(ctx); err != nil {
+		return err
+	}
 	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
 	cancel()
 	wg.Wait()
-	return err
+	stopCtx, stop := context.WithTimeout(context.Background(), httpx.DefaultShutdownGrace)
+	defer stop()
+	return errors.Join(err, s.queue.Stop(stopCtx))
 }
 
-// pendingCollector reports, at each scrape, what needs a person: credit records held by an
-// operation whose outcome is unknown, and authorizations granted but not recorded (or reversed).
-type pendingCollector struct{ consumos *consumption.Service }
+// pendingCollector reports, at each scrape, what needs attention: credit records held by an
+// operation whose outcome is unknown, authorizations granted but not recorded (or reversed),
+// payments whose outcome is unknown and ERP hand-overs that fail.
+type pendingCollector struct {
+	consumos *consumption.Service
+	pagos    *payments.Service
+}
 
 var (
 	descOutcomeUnknown = prometheus.NewDesc("credit_consumos_outcome_unknown",
 		"Consumption records held by an operation whose outcome is unknown (a timeout, or a process that died during the call); an operator reconciles them.", nil, nil)
 	descUnrecorded = prometheus.NewDesc("credit_authorizations_unrecorded",
 		"Authorizations the creditsystem granted that are neither recorded nor reversed yet (reversing, refused or unknown reversal, or a call that never ended).", nil, nil)
+	descPagosUnknown = prometheus.NewDesc("credit_pagos_outcome_unknown",
+		"Payments or payment reversals whose outcome is unknown (a timeout, or a process that died during the call); a debt query of the card settles them.", nil, nil)
+	descHandOvers = prometheus.NewDesc("credit_payment_handovers_failing",
+		"ERP hand-overs of payments that failed their last attempt (retried with backoff) or were given up (a person finishes them).", nil, nil)
 )
 
 func (p *pendingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOutcomeUnknown
 	ch <- descUnrecorded
+	ch <- descPagosUnknown
+	ch <- descHandOvers
 }
 
 func (p *pendingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -222,6 +261,13 @@ func (p *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descOutcomeUnknown, prometheus.GaugeValue, float64(held))
 	ch <- prometheus.MustNewConstMetric(descUnrecorded, prometheus.GaugeValue, float64(unrecorded))
+	unknown, handOvers, err := p.pagos.Pendientes(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descPagosUnknown, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descPagosUnknown, prometheus.GaugeValue, float64(unknown))
+	ch <- prometheus.MustNewConstMetric(descHandOvers, prometheus.GaugeValue, float64(handOvers))
 }
 
 // logStart says how the instance runs, development fakes first.
