@@ -266,6 +266,27 @@ func TestOperationsNilAnswers(t *testing.T) {
 	}
 }
 
+// The fake writes xsi:nil only on members the WSDL declares nillable, but a real server may
+// still send it on any member (nNumeroOperacion, nPagoContado of an error answer, as the fake
+// once did): the client reads such an error answer as the business error it is.
+func TestErrorAnswersWithNilOnEveryMember(t *testing.T) {
+	for _, tc := range operations {
+		t.Run(tc.op, func(t *testing.T) {
+			srv, c := newFake(t)
+			p := tc.prepare(t, t.Context(), c)
+			body := strings.NewReplacer(`<a:lError>false</a:lError>`, `<a:lError>true</a:lError>`,
+				`<a:nNumeroError>0</a:nNumeroError>`, `<a:nNumeroError>99</a:nNumeroError>`,
+				`<a:cTextoError i:nil="true"/>`, `<a:cTextoError>Rechazada</a:cTextoError>`).Replace(nilAnswer(tc, false))
+			srv.Script(tc.op, creditsystemtest.Raw(200, body))
+			_, err := tc.call(t.Context(), c, p)
+			var be *creditsystem.Error
+			if !errors.As(err, &be) || be.Code != 99 || be.Message != "Rechazada" {
+				t.Fatalf("err = %v, want the business error 99", err)
+			}
+		})
+	}
+}
+
 func TestNilResultIsTransportError(t *testing.T) {
 	srv, c := newFake(t)
 	body := `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><ConsultarTarjetaResponse xmlns="http://tempuri.org/">` +

@@ -44,7 +44,8 @@
 // namespace and contract), sent in double quotes as SOAP 1.1 writes it
 // (SOAPAction: "http://tempuri.org/IServicioCar/ConsultarTarjeta"), with
 // Content-Type: text/xml; charset=utf-8 (TestRequestHeaders, testdata/golden/*.headers). Money is decimal.Decimal and goes on the wire as plain decimal
-// text with at least two places (1000000.00, 0.01); dates are Date, written yyyy-mm-dd.
+// text with at least two places (1000000.00, 0.01); dates are Date, sent as the xs:dateTime
+// of their midnight without a zone (2025-03-10T00:00:00, see "Decisions" below).
 //
 // The translation rules of the specification are the client's:
 //   - cUsuario, cCodigoEmpresa and cTerminal come from Config, never from a request;
@@ -54,10 +55,11 @@
 //     reversal), so that the customer's identification number is always on the wire;
 //   - GrabarAutorizacion sends Config.OTPBypass as cCodigoOtp when Otp is empty;
 //   - GrabarConsumo sends "0" (NoOTP) as cCodigoOtp when Otp is empty;
-//   - every answer member that is xsi:nil or empty is nil in the answer types (pointers and
-//     nil slices), never a zero value. A result (or a complex member) is nil only when its
-//     element is xsi:nil, absent or empty (no child element); one with child elements is a
-//     value even when every member it carries is false, zero or nil
+//   - every answer member that is xsi:nil (whether or not the WSDL declares it nillable) or
+//     empty is nil in the answer types (pointers and nil slices), never a zero value
+//     (TestErrorAnswersWithNilOnEveryMember). A result (or a complex member) is nil only when
+//     its element is xsi:nil, absent or empty (no child element); one with child elements is
+//     a value even when every member it carries is false, zero or nil
 //     (TestResultNilOnlyWhenNilAbsentOrEmpty).
 //
 // Every answer also carries Raw (RawAnswer): the SOAP envelope as received (XML) and, as JSON,
@@ -133,6 +135,11 @@
 //     (an lError = true would read as false): answers are decoded through xsd.DecodeByLocalName,
 //     which matches members by local name (TestAnswerMembersByLocalName).
 //
+// Every request the client sends, every answer of the fake (package creditsystemtest) and
+// every httpmock fixture is checked against the XML Schema of the WSDL files by
+// internal/xsdcheck, as a schema-validating SOAP stack would check them
+// (TestGoldenRequestsMatchSchema, TestWireMatchesSchema).
+//
 // # Decisions where the specification is silent
 //
 //   - Field lists not shown by the specification (ConsultarTarjeta, the authorization and
@@ -149,8 +156,12 @@
 //     The DataContract namespaces are
 //     http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos and
 //     ...CreditSystem.Central.Modelos; replacing the WSDL and regenerating changes them.
-//   - Dates are System.DateTime (xs:dateTime); the client writes yyyy-mm-dd, as the
-//     specification asks for dFechaPago, and reads either form, keeping the date as written.
+//   - Dates are System.DateTime (xs:dateTime). The client sends a Date (dFechaPago,
+//     dFechaFactura) as its midnight without a zone, 2025-03-10T00:00:00, which is how WCF
+//     writes a DateTime of Kind Unspecified and reads back as that calendar date; the
+//     specification's yyyy-mm-dd for dFechaPago is its date part. A bare 2025-03-10 is not an
+//     xs:dateTime: .NET's XmlConvert takes it, but a schema-validating server faults. Answers
+//     are read in either form, keeping the date as written (no time-zone conversion).
 //     DateTime.MinValue (0001-01-01) reads as nil. A nil boolean reads as false.
 //   - Empty optional strings and nil optional amounts are not sent (WCF reads them as null);
 //     booleans are always sent (lAjusteConciliacion = false goes on the wire).

@@ -10,7 +10,8 @@ import (
 	"github.com/platform/integrations/creditsystem/internal/xsd"
 )
 
-// Date is a calendar date, written yyyy-mm-dd in JSON and on the wire.
+// Date is a calendar date, written yyyy-mm-dd in JSON and as the xs:dateTime of its midnight
+// without a zone on the wire (2025-03-10T00:00:00).
 type Date struct {
 	Year  int
 	Month time.Month

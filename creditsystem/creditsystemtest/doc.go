@@ -85,6 +85,17 @@
 // cannot deserialize get a DeserializationFailed fault and unknown actions an
 // ActionNotSupported fault, both in an HTTP 500, as from WCF.
 //
+// # Nil members and dates
+//
+// An answer member without a value is written i:nil="true" when the WSDL declares it nillable
+// (strings, lists, complex members, the nillable dates and amounts), as WCF writes a null. A
+// member the WSDL does not declare nillable (a .NET value type: nNumeroOperacion,
+// nCodigoCliente, the amounts of ConsultarDeudaTarjeta, all empty in an error answer) is
+// omitted, as its minOccurs="0" allows: i:nil there is invalid against the schema, and a 0
+// would be a value the fake made up. Dates are written 2025-03-10T00:00:00 (xs:dateTime).
+// Every answer the fake writes, and every fixture recorded from it, is valid against the
+// WSDL's schema (the tests check them with creditsystem/internal/xsdcheck).
+//
 // # Scripting and assertions
 //
 // Script(op, reactions...) queues reactions for the next calls of op, one per call, ahead of

@@ -32,7 +32,7 @@ func newFake(t *testing.T, timeout time.Duration, opts ...creditsystemtest.Optio
 	t.Cleanup(srv.Close)
 	cfg := srv.Config()
 	cfg.Timeout = timeout
-	c, err := creditsystem.New(cfg)
+	c, err := creditsystem.New(cfg, creditsystem.WithHTTPClient(checkedHTTPClient(t, srv)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,6 +511,10 @@ func TestRouting(t *testing.T) {
 		defer res.Body.Close()
 		var b bytes.Buffer
 		b.ReadFrom(res.Body)
+		// Faults and error answers alike are valid against the WSDL's schema.
+		if err := checkedSchema(t).ValidateEnvelope(b.Bytes()); err != nil {
+			t.Error(err)
+		}
 		return res, b.String()
 	}
 	env := `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>%s</s:Body></s:Envelope>`

@@ -14,8 +14,11 @@ import (
 )
 
 // writeAnswer writes an answer the way WCF's DataContractSerializer does: the result element
-// declares the DataContract namespace as prefix a and xsi as i, every member is written, nil
-// ones as i:nil="true".
+// declares the DataContract namespace as prefix a and xsi as i, and every member is written,
+// a nil one as i:nil="true" when the WSDL declares it nillable (the generated tag
+// xsd:"nillable"). A member without a value that is not nillable (a value type:
+// nNumeroOperacion, nPagoContado of an error answer) is omitted, as its minOccurs="0"
+// allows: i:nil there is invalid against the schema.
 func writeAnswer(buf *bytes.Buffer, ns, dcns, op string, result any) {
 	buf.WriteString(`<s:Envelope xmlns:s="` + wcf.EnvelopeNamespace + `"><s:Body><` + op + `Response xmlns="` + wcf.Escape(ns) + `">`)
 	rv := reflect.ValueOf(result)
@@ -48,18 +51,23 @@ func writeMembers(buf *bytes.Buffer, dcns string, v reflect.Value) {
 			name = "a:" + local
 		}
 		fv := v.Field(i)
+		nillable := f.Tag.Get("xsd") == "nillable"
 		if fv.Kind() == reflect.Slice {
 			for j := 0; j < fv.Len(); j++ {
-				writeValue(buf, dcns, name, fv.Index(j))
+				writeValue(buf, dcns, name, nillable, fv.Index(j))
 			}
 			continue
 		}
-		writeValue(buf, dcns, name, fv)
+		writeValue(buf, dcns, name, nillable, fv)
 	}
 }
 
-func writeValue(buf *bytes.Buffer, dcns, name string, v reflect.Value) {
-	nilElem := func() { buf.WriteString(`<` + name + ` i:nil="true"/>`) }
+func writeValue(buf *bytes.Buffer, dcns, name string, nillable bool, v reflect.Value) {
+	nilElem := func() {
+		if nillable {
+			buf.WriteString(`<` + name + ` i:nil="true"/>`)
+		}
+	}
 	if p, ok := v.Interface().(xsd.Pointer); ok {
 		pointee := p.Pointee()
 		if pointee == nil {
@@ -74,9 +82,6 @@ func writeValue(buf *bytes.Buffer, dcns, name string, v reflect.Value) {
 		if !ok {
 			nilElem()
 			return
-		}
-		if _, isDate := v.Interface().(xsd.Date); isDate {
-			s += "T00:00:00" // System.DateTime as DataContractSerializer writes it
 		}
 		buf.WriteString(`<` + name + `>` + wcf.Escape(s) + `</` + name + `>`)
 	case v.Kind() == reflect.Bool:

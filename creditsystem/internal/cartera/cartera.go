@@ -20,139 +20,139 @@ type NCName string
 type ConsultarTarjeta struct {
 	XMLName xml.Name `xml:"ConsultarTarjeta" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudConsultarTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudConsultarTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type ConsultarTarjetaResponse struct {
 	XMLName xml.Name `xml:"ConsultarTarjetaResponse" json:"-"`
 
-	ConsultarTarjetaResult xsd.Ptr[RespuestaConsultarTarjetaVm] `xml:"ConsultarTarjetaResult,omitempty" json:"ConsultarTarjetaResult"`
+	ConsultarTarjetaResult xsd.Ptr[RespuestaConsultarTarjetaVm] `xml:"ConsultarTarjetaResult,omitempty" json:"ConsultarTarjetaResult" xsd:"nillable"`
 }
 
 type GrabarAutorizacion struct {
 	XMLName xml.Name `xml:"GrabarAutorizacion" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarAutorizacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarAutorizacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarAutorizacionResponse struct {
 	XMLName xml.Name `xml:"GrabarAutorizacionResponse" json:"-"`
 
-	GrabarAutorizacionResult xsd.Ptr[RespuestaGrabarAutorizacionVm] `xml:"GrabarAutorizacionResult,omitempty" json:"GrabarAutorizacionResult"`
+	GrabarAutorizacionResult xsd.Ptr[RespuestaGrabarAutorizacionVm] `xml:"GrabarAutorizacionResult,omitempty" json:"GrabarAutorizacionResult" xsd:"nillable"`
 }
 
 type GrabarConsumo struct {
 	XMLName xml.Name `xml:"GrabarConsumo" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarConsumoVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarConsumoVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarConsumoResponse struct {
 	XMLName xml.Name `xml:"GrabarConsumoResponse" json:"-"`
 
-	GrabarConsumoResult xsd.Ptr[RespuestaGrabarConsumoVm] `xml:"GrabarConsumoResult,omitempty" json:"GrabarConsumoResult"`
+	GrabarConsumoResult xsd.Ptr[RespuestaGrabarConsumoVm] `xml:"GrabarConsumoResult,omitempty" json:"GrabarConsumoResult" xsd:"nillable"`
 }
 
 type GrabarReversoAutorizacion struct {
 	XMLName xml.Name `xml:"GrabarReversoAutorizacion" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarReversoAutorizacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarReversoAutorizacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarReversoAutorizacionResponse struct {
 	XMLName xml.Name `xml:"GrabarReversoAutorizacionResponse" json:"-"`
 
-	GrabarReversoAutorizacionResult xsd.Ptr[RespuestaGrabarReversoAutorizacionVm] `xml:"GrabarReversoAutorizacionResult,omitempty" json:"GrabarReversoAutorizacionResult"`
+	GrabarReversoAutorizacionResult xsd.Ptr[RespuestaGrabarReversoAutorizacionVm] `xml:"GrabarReversoAutorizacionResult,omitempty" json:"GrabarReversoAutorizacionResult" xsd:"nillable"`
 }
 
 type GrabarReversoConsumo struct {
 	XMLName xml.Name `xml:"GrabarReversoConsumo" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarReversoConsumoVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarReversoConsumoVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarReversoConsumoResponse struct {
 	XMLName xml.Name `xml:"GrabarReversoConsumoResponse" json:"-"`
 
-	GrabarReversoConsumoResult xsd.Ptr[RespuestaGrabarReversoConsumoVm] `xml:"GrabarReversoConsumoResult,omitempty" json:"GrabarReversoConsumoResult"`
+	GrabarReversoConsumoResult xsd.Ptr[RespuestaGrabarReversoConsumoVm] `xml:"GrabarReversoConsumoResult,omitempty" json:"GrabarReversoConsumoResult" xsd:"nillable"`
 }
 
 type ConsultarDeudaTarjeta struct {
 	XMLName xml.Name `xml:"ConsultarDeudaTarjeta" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudConsultarDeudaTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudConsultarDeudaTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type ConsultarDeudaTarjetaResponse struct {
 	XMLName xml.Name `xml:"ConsultarDeudaTarjetaResponse" json:"-"`
 
-	ConsultarDeudaTarjetaResult xsd.Ptr[RespuestaConsultarDeudaTarjetaVm] `xml:"ConsultarDeudaTarjetaResult,omitempty" json:"ConsultarDeudaTarjetaResult"`
+	ConsultarDeudaTarjetaResult xsd.Ptr[RespuestaConsultarDeudaTarjetaVm] `xml:"ConsultarDeudaTarjetaResult,omitempty" json:"ConsultarDeudaTarjetaResult" xsd:"nillable"`
 }
 
 type GrabarPagoTarjeta struct {
 	XMLName xml.Name `xml:"GrabarPagoTarjeta" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarPagoTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarPagoTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarPagoTarjetaResponse struct {
 	XMLName xml.Name `xml:"GrabarPagoTarjetaResponse" json:"-"`
 
-	GrabarPagoTarjetaResult xsd.Ptr[RespuestaGrabarPagoTarjetaVm] `xml:"GrabarPagoTarjetaResult,omitempty" json:"GrabarPagoTarjetaResult"`
+	GrabarPagoTarjetaResult xsd.Ptr[RespuestaGrabarPagoTarjetaVm] `xml:"GrabarPagoTarjetaResult,omitempty" json:"GrabarPagoTarjetaResult" xsd:"nillable"`
 }
 
 type GrabarReversoPagoTarjeta struct {
 	XMLName xml.Name `xml:"GrabarReversoPagoTarjeta" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudGrabarReversoPagoTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudGrabarReversoPagoTarjetaVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type GrabarReversoPagoTarjetaResponse struct {
 	XMLName xml.Name `xml:"GrabarReversoPagoTarjetaResponse" json:"-"`
 
-	GrabarReversoPagoTarjetaResult xsd.Ptr[RespuestaGrabarReversoPagoTarjetaVm] `xml:"GrabarReversoPagoTarjetaResult,omitempty" json:"GrabarReversoPagoTarjetaResult"`
+	GrabarReversoPagoTarjetaResult xsd.Ptr[RespuestaGrabarReversoPagoTarjetaVm] `xml:"GrabarReversoPagoTarjetaResult,omitempty" json:"GrabarReversoPagoTarjetaResult" xsd:"nillable"`
 }
 
 type SolicitudConsultarTarjetaVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 }
 
 type RespuestaConsultarTarjetaVm struct {
-	CCliente xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCliente,omitempty" json:"cCliente"`
+	CCliente xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCliente,omitempty" json:"cCliente" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
-	DFechaActivacion xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaActivacion,omitempty" json:"dFechaActivacion"`
+	DFechaActivacion xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaActivacion,omitempty" json:"dFechaActivacion" xsd:"nillable"`
 
-	DFechaUltimaCompra xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaUltimaCompra,omitempty" json:"dFechaUltimaCompra"`
+	DFechaUltimaCompra xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaUltimaCompra,omitempty" json:"dFechaUltimaCompra" xsd:"nillable"`
 
-	DFechaUltimoPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaUltimoPago,omitempty" json:"dFechaUltimoPago"`
+	DFechaUltimoPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaUltimoPago,omitempty" json:"dFechaUltimoPago" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
 	NNumeroError xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nNumeroError,omitempty" json:"nNumeroError"`
 
-	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm"`
+	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm" xsd:"nillable"`
 }
 
 type ArrayOfTipoCupoVm struct {
-	TipoCupoVm []*TipoCupoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos TipoCupoVm,omitempty" json:"TipoCupoVm"`
+	TipoCupoVm []*TipoCupoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos TipoCupoVm,omitempty" json:"TipoCupoVm" xsd:"nillable"`
 }
 
 type TipoCupoVm struct {
-	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo"`
+	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo" xsd:"nillable"`
 
-	CDescripcionTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cDescripcionTipoCupo,omitempty" json:"cDescripcionTipoCupo"`
+	CDescripcionTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cDescripcionTipoCupo,omitempty" json:"cDescripcionTipoCupo" xsd:"nillable"`
 
 	NCupoAsignado xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCupoAsignado,omitempty" json:"nCupoAsignado"`
 
@@ -160,33 +160,33 @@ type TipoCupoVm struct {
 
 	NCupoUtilizado xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCupoUtilizado,omitempty" json:"nCupoUtilizado"`
 
-	OTipoOperacionVm xsd.Ptr[ArrayOfTipoOperacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoOperacionVm,omitempty" json:"oTipoOperacionVm"`
+	OTipoOperacionVm xsd.Ptr[ArrayOfTipoOperacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoOperacionVm,omitempty" json:"oTipoOperacionVm" xsd:"nillable"`
 }
 
 type ArrayOfTipoOperacionVm struct {
-	TipoOperacionVm []*TipoOperacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos TipoOperacionVm,omitempty" json:"TipoOperacionVm"`
+	TipoOperacionVm []*TipoOperacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos TipoOperacionVm,omitempty" json:"TipoOperacionVm" xsd:"nillable"`
 }
 
 type TipoOperacionVm struct {
-	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion"`
+	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion" xsd:"nillable"`
 
-	CDescripcionTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cDescripcionTipoOperacion,omitempty" json:"cDescripcionTipoOperacion"`
+	CDescripcionTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cDescripcionTipoOperacion,omitempty" json:"cDescripcionTipoOperacion" xsd:"nillable"`
 
 	NCupoDisponibleOpe xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCupoDisponibleOpe,omitempty" json:"nCupoDisponibleOpe"`
 }
 
 type ArrayOfArticuloVm struct {
-	ArticuloVm []*ArticuloVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos ArticuloVm,omitempty" json:"ArticuloVm"`
+	ArticuloVm []*ArticuloVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos ArticuloVm,omitempty" json:"ArticuloVm" xsd:"nillable"`
 }
 
 type ArticuloVm struct {
-	CCaracteristicas xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCaracteristicas,omitempty" json:"cCaracteristicas"`
+	CCaracteristicas xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCaracteristicas,omitempty" json:"cCaracteristicas" xsd:"nillable"`
 
-	CCodigoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoArticulo,omitempty" json:"cCodigoArticulo"`
+	CCodigoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoArticulo,omitempty" json:"cCodigoArticulo" xsd:"nillable"`
 
-	CCodigoTipoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoArticulo,omitempty" json:"cCodigoTipoArticulo"`
+	CCodigoTipoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoArticulo,omitempty" json:"cCodigoTipoArticulo" xsd:"nillable"`
 
-	CTextoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoArticulo,omitempty" json:"cTextoArticulo"`
+	CTextoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoArticulo,omitempty" json:"cTextoArticulo" xsd:"nillable"`
 
 	NCantidad xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCantidad,omitempty" json:"nCantidad"`
 
@@ -194,31 +194,31 @@ type ArticuloVm struct {
 }
 
 type SolicitudGrabarAutorizacionVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CCodigoOtp xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoOtp,omitempty" json:"cCodigoOtp"`
+	CCodigoOtp xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoOtp,omitempty" json:"cCodigoOtp" xsd:"nillable"`
 
-	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto"`
+	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto" xsd:"nillable"`
 
-	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo"`
+	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo" xsd:"nillable"`
 
-	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion"`
+	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion" xsd:"nillable"`
 
-	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CPuntoVenta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cPuntoVenta,omitempty" json:"cPuntoVenta"`
+	CPuntoVenta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cPuntoVenta,omitempty" json:"cPuntoVenta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
-	IArticuloVm xsd.Ptr[ArrayOfArticuloVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos iArticuloVm,omitempty" json:"iArticuloVm"`
+	IArticuloVm xsd.Ptr[ArrayOfArticuloVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos iArticuloVm,omitempty" json:"iArticuloVm" xsd:"nillable"`
 
 	LGarantiaExtendida bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lGarantiaExtendida" json:"lGarantiaExtendida"`
 
-	NCuotaInicial xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCuotaInicial,omitempty" json:"nCuotaInicial"`
+	NCuotaInicial xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nCuotaInicial,omitempty" json:"nCuotaInicial" xsd:"nillable"`
 
 	NMonto xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nMonto,omitempty" json:"nMonto"`
 
@@ -226,11 +226,11 @@ type SolicitudGrabarAutorizacionVm struct {
 }
 
 type RespuestaGrabarAutorizacionVm struct {
-	CImagenQr xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cImagenQr,omitempty" json:"cImagenQr"`
+	CImagenQr xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cImagenQr,omitempty" json:"cImagenQr" xsd:"nillable"`
 
-	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion"`
+	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion" xsd:"nillable"`
 
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LBiometriaRequerida bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lBiometriaRequerida" json:"lBiometriaRequerida"`
 
@@ -244,27 +244,27 @@ type RespuestaGrabarAutorizacionVm struct {
 }
 
 type SolicitudGrabarConsumoVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CCodigoOtp xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoOtp,omitempty" json:"cCodigoOtp"`
+	CCodigoOtp xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoOtp,omitempty" json:"cCodigoOtp" xsd:"nillable"`
 
-	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto"`
+	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto" xsd:"nillable"`
 
-	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo"`
+	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo" xsd:"nillable"`
 
-	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion"`
+	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion" xsd:"nillable"`
 
-	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion"`
+	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion" xsd:"nillable"`
 
-	CNumeroFactura xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroFactura,omitempty" json:"cNumeroFactura"`
+	CNumeroFactura xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroFactura,omitempty" json:"cNumeroFactura" xsd:"nillable"`
 
-	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
 	DFechaFactura xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaFactura,omitempty" json:"dFechaFactura"`
 
@@ -274,17 +274,17 @@ type SolicitudGrabarConsumoVm struct {
 
 	NPlazo xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nPlazo,omitempty" json:"nPlazo"`
 
-	NValorComision xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValorComision,omitempty" json:"nValorComision"`
+	NValorComision xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValorComision,omitempty" json:"nValorComision" xsd:"nillable"`
 
-	NValorIva xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValorIva,omitempty" json:"nValorIva"`
+	NValorIva xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValorIva,omitempty" json:"nValorIva" xsd:"nillable"`
 }
 
 type RespuestaGrabarConsumoVm struct {
-	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion"`
+	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion" xsd:"nillable"`
 
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
-	DFechaMaxPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaMaxPago,omitempty" json:"dFechaMaxPago"`
+	DFechaMaxPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaMaxPago,omitempty" json:"dFechaMaxPago" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
@@ -292,13 +292,13 @@ type RespuestaGrabarConsumoVm struct {
 
 	NNumeroOperacion xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nNumeroOperacion,omitempty" json:"nNumeroOperacion"`
 
-	OTablaAmortizacionVm xsd.Ptr[ArrayOfCuotaAmortizacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTablaAmortizacionVm,omitempty" json:"oTablaAmortizacionVm"`
+	OTablaAmortizacionVm xsd.Ptr[ArrayOfCuotaAmortizacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTablaAmortizacionVm,omitempty" json:"oTablaAmortizacionVm" xsd:"nillable"`
 
-	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm"`
+	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm" xsd:"nillable"`
 }
 
 type ArrayOfCuotaAmortizacionVm struct {
-	CuotaAmortizacionVm []*CuotaAmortizacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos CuotaAmortizacionVm,omitempty" json:"CuotaAmortizacionVm"`
+	CuotaAmortizacionVm []*CuotaAmortizacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos CuotaAmortizacionVm,omitempty" json:"CuotaAmortizacionVm" xsd:"nillable"`
 }
 
 type CuotaAmortizacionVm struct {
@@ -314,21 +314,21 @@ type CuotaAmortizacionVm struct {
 }
 
 type SolicitudGrabarReversoAutorizacionVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion"`
+	CNumeroAutorizacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroAutorizacion,omitempty" json:"cNumeroAutorizacion" xsd:"nillable"`
 
-	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 }
 
 type RespuestaGrabarReversoAutorizacionVm struct {
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
@@ -336,21 +336,21 @@ type RespuestaGrabarReversoAutorizacionVm struct {
 }
 
 type SolicitudGrabarReversoConsumoVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CNumeroReferencia xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroReferencia,omitempty" json:"cNumeroReferencia"`
+	CNumeroReferencia xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroReferencia,omitempty" json:"cNumeroReferencia" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
 	LAjusteConciliacion bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lAjusteConciliacion" json:"lAjusteConciliacion"`
 }
 
 type RespuestaGrabarReversoConsumoVm struct {
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
@@ -358,23 +358,23 @@ type RespuestaGrabarReversoConsumoVm struct {
 }
 
 type SolicitudConsultarDeudaTarjetaVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion"`
+	CNumeroIdentificacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroIdentificacion,omitempty" json:"cNumeroIdentificacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 }
 
 type RespuestaConsultarDeudaTarjetaVm struct {
-	CNombreCliente xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNombreCliente,omitempty" json:"cNombreCliente"`
+	CNombreCliente xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNombreCliente,omitempty" json:"cNombreCliente" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
-	DFechaProximoPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaProximoPago,omitempty" json:"dFechaProximoPago"`
+	DFechaProximoPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaProximoPago,omitempty" json:"dFechaProximoPago" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
@@ -394,43 +394,43 @@ type RespuestaConsultarDeudaTarjetaVm struct {
 }
 
 type SolicitudGrabarPagoTarjetaVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
 	DFechaPago xsd.Date `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos dFechaPago,omitempty" json:"dFechaPago"`
 
-	IFormaPagoVm xsd.Ptr[ArrayOfFormaPagoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos iFormaPagoVm,omitempty" json:"iFormaPagoVm"`
+	IFormaPagoVm xsd.Ptr[ArrayOfFormaPagoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos iFormaPagoVm,omitempty" json:"iFormaPagoVm" xsd:"nillable"`
 
 	NValorPago xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValorPago,omitempty" json:"nValorPago"`
 }
 
 type ArrayOfFormaPagoVm struct {
-	FormaPagoVm []*FormaPagoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos FormaPagoVm,omitempty" json:"FormaPagoVm"`
+	FormaPagoVm []*FormaPagoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos FormaPagoVm,omitempty" json:"FormaPagoVm" xsd:"nillable"`
 }
 
 type FormaPagoVm struct {
-	CCodigo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigo,omitempty" json:"cCodigo"`
+	CCodigo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigo,omitempty" json:"cCodigo" xsd:"nillable"`
 
-	CIdentCuentaCorrentista xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cIdentCuentaCorrentista,omitempty" json:"cIdentCuentaCorrentista"`
+	CIdentCuentaCorrentista xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cIdentCuentaCorrentista,omitempty" json:"cIdentCuentaCorrentista" xsd:"nillable"`
 
-	CInstitucionFinanciera xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cInstitucionFinanciera,omitempty" json:"cInstitucionFinanciera"`
+	CInstitucionFinanciera xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cInstitucionFinanciera,omitempty" json:"cInstitucionFinanciera" xsd:"nillable"`
 
-	CNombreCuentaCorrentista xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNombreCuentaCorrentista,omitempty" json:"cNombreCuentaCorrentista"`
+	CNombreCuentaCorrentista xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNombreCuentaCorrentista,omitempty" json:"cNombreCuentaCorrentista" xsd:"nillable"`
 
-	CNumeroCuenta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroCuenta,omitempty" json:"cNumeroCuenta"`
+	CNumeroCuenta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroCuenta,omitempty" json:"cNumeroCuenta" xsd:"nillable"`
 
-	CNumeroDocumento xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroDocumento,omitempty" json:"cNumeroDocumento"`
+	CNumeroDocumento xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroDocumento,omitempty" json:"cNumeroDocumento" xsd:"nillable"`
 
 	NValor xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValor,omitempty" json:"nValor"`
 }
 
 type RespuestaGrabarPagoTarjetaVm struct {
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
@@ -438,57 +438,57 @@ type RespuestaGrabarPagoTarjetaVm struct {
 
 	NNumeroOperacion xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nNumeroOperacion,omitempty" json:"nNumeroOperacion"`
 
-	OFacturaAfectadaVm xsd.Ptr[ArrayOfFacturaAfectadaVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oFacturaAfectadaVm,omitempty" json:"oFacturaAfectadaVm"`
+	OFacturaAfectadaVm xsd.Ptr[ArrayOfFacturaAfectadaVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oFacturaAfectadaVm,omitempty" json:"oFacturaAfectadaVm" xsd:"nillable"`
 
-	ORubroAplicadoVm xsd.Ptr[ArrayOfRubroAplicadoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oRubroAplicadoVm,omitempty" json:"oRubroAplicadoVm"`
+	ORubroAplicadoVm xsd.Ptr[ArrayOfRubroAplicadoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oRubroAplicadoVm,omitempty" json:"oRubroAplicadoVm" xsd:"nillable"`
 
-	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm"`
+	OTipoCupoVm xsd.Ptr[ArrayOfTipoCupoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oTipoCupoVm,omitempty" json:"oTipoCupoVm" xsd:"nillable"`
 }
 
 type ArrayOfFacturaAfectadaVm struct {
-	FacturaAfectadaVm []*FacturaAfectadaVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos FacturaAfectadaVm,omitempty" json:"FacturaAfectadaVm"`
+	FacturaAfectadaVm []*FacturaAfectadaVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos FacturaAfectadaVm,omitempty" json:"FacturaAfectadaVm" xsd:"nillable"`
 }
 
 type FacturaAfectadaVm struct {
-	CNumeroFactura xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroFactura,omitempty" json:"cNumeroFactura"`
+	CNumeroFactura xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cNumeroFactura,omitempty" json:"cNumeroFactura" xsd:"nillable"`
 
 	NValor xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValor,omitempty" json:"nValor"`
 }
 
 type ArrayOfRubroAplicadoVm struct {
-	RubroAplicadoVm []*RubroAplicadoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos RubroAplicadoVm,omitempty" json:"RubroAplicadoVm"`
+	RubroAplicadoVm []*RubroAplicadoVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos RubroAplicadoVm,omitempty" json:"RubroAplicadoVm" xsd:"nillable"`
 }
 
 type RubroAplicadoVm struct {
-	CCodigo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigo,omitempty" json:"cCodigo"`
+	CCodigo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigo,omitempty" json:"cCodigo" xsd:"nillable"`
 
-	CTipoDocumento xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTipoDocumento,omitempty" json:"cTipoDocumento"`
+	CTipoDocumento xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTipoDocumento,omitempty" json:"cTipoDocumento" xsd:"nillable"`
 
 	NValor xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nValor,omitempty" json:"nValor"`
 }
 
 type SolicitudGrabarReversoPagoTarjetaVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CMotivoReverso xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cMotivoReverso,omitempty" json:"cMotivoReverso"`
+	CMotivoReverso xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cMotivoReverso,omitempty" json:"cMotivoReverso" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
 	NNumeroOperacion xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nNumeroOperacion,omitempty" json:"nNumeroOperacion"`
 }
 
 type RespuestaGrabarReversoPagoTarjetaVm struct {
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos lError" json:"lError"`
 
 	NNumeroError xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos nNumeroError,omitempty" json:"nNumeroError"`
 
-	OFacturaAfectadaVm xsd.Ptr[ArrayOfFacturaAfectadaVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oFacturaAfectadaVm,omitempty" json:"oFacturaAfectadaVm"`
+	OFacturaAfectadaVm xsd.Ptr[ArrayOfFacturaAfectadaVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oFacturaAfectadaVm,omitempty" json:"oFacturaAfectadaVm" xsd:"nillable"`
 
-	ORubroAplicadoVm xsd.Ptr[ArrayOfRubroAplicadoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oRubroAplicadoVm,omitempty" json:"oRubroAplicadoVm"`
+	ORubroAplicadoVm xsd.Ptr[ArrayOfRubroAplicadoVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Cartera.Modelos oRubroAplicadoVm,omitempty" json:"oRubroAplicadoVm" xsd:"nillable"`
 }
 
 // Contract facts of creditsystem/wsdl/cartera.wsdl, written by the post-processor.

@@ -20,47 +20,47 @@ type NCName string
 type ConsultarAlternativaFinanciacion struct {
 	XMLName xml.Name `xml:"ConsultarAlternativaFinanciacion" json:"-"`
 
-	OSolicitud xsd.Ptr[SolicitudConsultarAlternativaFinanciacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud"`
+	OSolicitud xsd.Ptr[SolicitudConsultarAlternativaFinanciacionVm] `xml:"oSolicitud,omitempty" json:"oSolicitud" xsd:"nillable"`
 }
 
 type ConsultarAlternativaFinanciacionResponse struct {
 	XMLName xml.Name `xml:"ConsultarAlternativaFinanciacionResponse" json:"-"`
 
-	ConsultarAlternativaFinanciacionResult xsd.Ptr[RespuestaConsultarAlternativaFinanciacionVm] `xml:"ConsultarAlternativaFinanciacionResult,omitempty" json:"ConsultarAlternativaFinanciacionResult"`
+	ConsultarAlternativaFinanciacionResult xsd.Ptr[RespuestaConsultarAlternativaFinanciacionVm] `xml:"ConsultarAlternativaFinanciacionResult,omitempty" json:"ConsultarAlternativaFinanciacionResult" xsd:"nillable"`
 }
 
 type SolicitudConsultarAlternativaFinanciacionVm struct {
-	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa"`
+	CCodigoEmpresa xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoEmpresa,omitempty" json:"cCodigoEmpresa" xsd:"nillable"`
 
-	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto"`
+	CCodigoProducto xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoProducto,omitempty" json:"cCodigoProducto" xsd:"nillable"`
 
-	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo"`
+	CCodigoTipoCupo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoCupo,omitempty" json:"cCodigoTipoCupo" xsd:"nillable"`
 
-	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion"`
+	CCodigoTipoOperacion xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoOperacion,omitempty" json:"cCodigoTipoOperacion" xsd:"nillable"`
 
-	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta"`
+	CNumeroTarjeta xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cNumeroTarjeta,omitempty" json:"cNumeroTarjeta" xsd:"nillable"`
 
-	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTerminal,omitempty" json:"cTerminal"`
+	CTerminal xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTerminal,omitempty" json:"cTerminal" xsd:"nillable"`
 
-	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cUsuario,omitempty" json:"cUsuario"`
+	CUsuario xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cUsuario,omitempty" json:"cUsuario" xsd:"nillable"`
 
-	IArticuloVm xsd.Ptr[ArrayOfArticuloVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos iArticuloVm,omitempty" json:"iArticuloVm"`
+	IArticuloVm xsd.Ptr[ArrayOfArticuloVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos iArticuloVm,omitempty" json:"iArticuloVm" xsd:"nillable"`
 
 	NMonto xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nMonto,omitempty" json:"nMonto"`
 }
 
 type ArrayOfArticuloVm struct {
-	ArticuloVm []*ArticuloVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos ArticuloVm,omitempty" json:"ArticuloVm"`
+	ArticuloVm []*ArticuloVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos ArticuloVm,omitempty" json:"ArticuloVm" xsd:"nillable"`
 }
 
 type ArticuloVm struct {
-	CCaracteristicas xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCaracteristicas,omitempty" json:"cCaracteristicas"`
+	CCaracteristicas xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCaracteristicas,omitempty" json:"cCaracteristicas" xsd:"nillable"`
 
-	CCodigoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoArticulo,omitempty" json:"cCodigoArticulo"`
+	CCodigoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoArticulo,omitempty" json:"cCodigoArticulo" xsd:"nillable"`
 
-	CCodigoTipoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoArticulo,omitempty" json:"cCodigoTipoArticulo"`
+	CCodigoTipoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cCodigoTipoArticulo,omitempty" json:"cCodigoTipoArticulo" xsd:"nillable"`
 
-	CTextoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTextoArticulo,omitempty" json:"cTextoArticulo"`
+	CTextoArticulo xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTextoArticulo,omitempty" json:"cTextoArticulo" xsd:"nillable"`
 
 	NCantidad xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCantidad,omitempty" json:"nCantidad"`
 
@@ -68,23 +68,23 @@ type ArticuloVm struct {
 }
 
 type RespuestaConsultarAlternativaFinanciacionVm struct {
-	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTextoError,omitempty" json:"cTextoError"`
+	CTextoError xsd.String `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos cTextoError,omitempty" json:"cTextoError" xsd:"nillable"`
 
 	LError bool `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos lError" json:"lError"`
 
 	NNumeroError xsd.Int `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nNumeroError,omitempty" json:"nNumeroError"`
 
-	OAlternativaFinanciacionVm xsd.Ptr[ArrayOfAlternativaFinanciacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos oAlternativaFinanciacionVm,omitempty" json:"oAlternativaFinanciacionVm"`
+	OAlternativaFinanciacionVm xsd.Ptr[ArrayOfAlternativaFinanciacionVm] `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos oAlternativaFinanciacionVm,omitempty" json:"oAlternativaFinanciacionVm" xsd:"nillable"`
 }
 
 type ArrayOfAlternativaFinanciacionVm struct {
-	AlternativaFinanciacionVm []*AlternativaFinanciacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos AlternativaFinanciacionVm,omitempty" json:"AlternativaFinanciacionVm"`
+	AlternativaFinanciacionVm []*AlternativaFinanciacionVm `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos AlternativaFinanciacionVm,omitempty" json:"AlternativaFinanciacionVm" xsd:"nillable"`
 }
 
 type AlternativaFinanciacionVm struct {
-	NCuotaEntradaMinima xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCuotaEntradaMinima,omitempty" json:"nCuotaEntradaMinima"`
+	NCuotaEntradaMinima xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCuotaEntradaMinima,omitempty" json:"nCuotaEntradaMinima" xsd:"nillable"`
 
-	NCuotaGarantiaExtendida xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCuotaGarantiaExtendida,omitempty" json:"nCuotaGarantiaExtendida"`
+	NCuotaGarantiaExtendida xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCuotaGarantiaExtendida,omitempty" json:"nCuotaGarantiaExtendida" xsd:"nillable"`
 
 	NCuotaMensual xsd.Decimal `xml:"http://schemas.datacontract.org/2004/07/CreditSystem.Central.Modelos nCuotaMensual,omitempty" json:"nCuotaMensual"`
 

@@ -12,11 +12,16 @@
 //     only the local name and the client supplies the namespace at run time.
 //   - Scalars: float64 for xs:decimal writes 1e+06, which .NET rejects; *string, *float64
 //     and soap.XSDDateTime decode xsi:nil and empty elements to zero values. They become
-//     the Valid-carrying types of package xsd (String, Decimal, Int, Date).
+//     the Valid-carrying types of package xsd (String, Decimal, Int, Date). xsd.Date writes
+//     an xs:dateTime, so an xs:date member (soap.XSDDate) has no mapping.
 //   - Complex members: a *T member decodes <x i:nil="true"/> to a pointer to a zero T; it
 //     becomes xsd.Ptr[T], which stays nil. List items stay *T.
 //   - JSON tags: omitempty hides false and zero in the raw answer stored by the service;
 //     it is removed, and XMLName fields are excluded from JSON.
+//   - Nillability: gowsdl keeps it only as a pointer on simple members, which the mapping to
+//     package xsd drops. A member the WSDL declares nillable="true" gets the tag
+//     xsd:"nillable", so that the fake server writes xsi:nil only where the schema allows it
+//     (a member without the tag and without a value is omitted, as minOccurs="0" allows).
 //   - The Microsoft serialization schema that every WCF WSDL carries makes gowsdl declare
 //     types named int and byte (shadowing Go's) and others nobody uses; they are dropped.
 //   - gowsdl's port-type client (interface, constructor, methods) hard-codes the WSDL's
@@ -96,9 +101,10 @@ func Postprocess(wsdl, src []byte, opt Options) ([]byte, error) {
 // contract is what the post-processor needs to know from the WSDL.
 type contract struct {
 	serviceNS  string
-	dcNS       []string          // DataContract namespaces, in document order
-	typeNS     map[string]string // generated Go type name -> namespace of its schema
-	drop       map[string]bool   // generated Go type names that come from the serialization schema
+	dcNS       []string                   // DataContract namespaces, in document order
+	typeNS     map[string]string          // generated Go type name -> namespace of its schema
+	nillable   map[string]map[string]bool // generated Go type name -> member local name -> nillable="true"
+	drop       map[string]bool            // generated Go type names that come from the serialization schema
 	portType   string
 	service    string
 	address    string
@@ -130,15 +136,29 @@ type wsdlDoc struct {
 type xsdSchema struct {
 	TargetNamespace string `xml:"targetNamespace,attr"`
 	Elements        []struct {
-		Name        string    `xml:"name,attr"`
-		ComplexType *struct{} `xml:"complexType"`
+		Name        string          `xml:"name,attr"`
+		ComplexType *xsdComplexType `xml:"complexType"`
 	} `xml:"element"`
-	ComplexTypes []struct {
-		Name string `xml:"name,attr"`
-	} `xml:"complexType"`
-	SimpleTypes []struct {
+	ComplexTypes []xsdComplexType `xml:"complexType"`
+	SimpleTypes  []struct {
 		Name string `xml:"name,attr"`
 	} `xml:"simpleType"`
+}
+
+type xsdComplexType struct {
+	Name    string `xml:"name,attr"`
+	Members []struct {
+		Name     string `xml:"name,attr"`
+		Nillable bool   `xml:"nillable,attr"`
+	} `xml:"sequence>element"`
+}
+
+func (t xsdComplexType) nillable() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range t.Members {
+		m[e.Name] = e.Nillable
+	}
+	return m
 }
 
 func parseContract(data []byte) (*contract, error) {
@@ -152,6 +172,7 @@ func parseContract(data []byte) (*contract, error) {
 	c := &contract{
 		serviceNS: w.TargetNamespace,
 		typeNS:    map[string]string{},
+		nillable:  map[string]map[string]bool{},
 		drop:      map[string]bool{},
 		portType:  w.PortTypes[0].Name,
 		service:   w.Services[0].Name,
@@ -180,11 +201,13 @@ func parseContract(data []byte) (*contract, error) {
 		for _, e := range s.Elements {
 			if e.ComplexType != nil {
 				c.typeNS[goName(e.Name)] = s.TargetNamespace
+				c.nillable[goName(e.Name)] = e.ComplexType.nillable()
 				kept[goName(e.Name)] = true
 			}
 		}
 		for _, t := range s.ComplexTypes {
 			c.typeNS[goName(t.Name)] = s.TargetNamespace
+			c.nillable[goName(t.Name)] = t.nillable()
 			kept[goName(t.Name)] = true
 		}
 	}
@@ -259,7 +282,7 @@ func rewrite(f *ast.File, c *contract) error {
 				continue
 			}
 			for _, field := range st.Fields.List {
-				if err := rewriteField(ts.Name.Name, field, ns, ns == c.serviceNS); err != nil {
+				if err := rewriteField(ts.Name.Name, field, ns, ns == c.serviceNS, c.nillable[ts.Name.Name]); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -324,7 +347,7 @@ func dropUnusedImports(f *ast.File) {
 	f.Imports = imports
 }
 
-func rewriteField(typeName string, field *ast.Field, ns string, serviceElement bool) error {
+func rewriteField(typeName string, field *ast.Field, ns string, serviceElement bool, nillable map[string]bool) error {
 	if field.Tag == nil || len(field.Names) != 1 {
 		return fmt.Errorf("codegen: %s: unexpected field shape", typeName)
 	}
@@ -354,6 +377,10 @@ func rewriteField(typeName string, field *ast.Field, ns string, serviceElement b
 	if strings.Contains(local, " ") {
 		return fmt.Errorf("codegen: %s.%s: tag already has a namespace", typeName, name)
 	}
+	isNillable, declared := nillable[local]
+	if !declared {
+		return fmt.Errorf("codegen: %s.%s: member %s is not in the WSDL's sequence of %s", typeName, name, local, typeName)
+	}
 	t, err := mapType(field.Type)
 	if err != nil {
 		return fmt.Errorf("codegen: %s.%s: %w", typeName, name, err)
@@ -370,7 +397,11 @@ func rewriteField(typeName string, field *ast.Field, ns string, serviceElement b
 	if opts != "" {
 		newXML += "," + opts
 	}
-	field.Tag.Value = "`" + `xml:"` + newXML + `" json:"` + local + `"` + "`"
+	newTag := `xml:"` + newXML + `" json:"` + local + `"`
+	if isNillable {
+		newTag += ` xsd:"nillable"`
+	}
+	field.Tag.Value = "`" + newTag + "`"
 	return nil
 }
 
@@ -403,7 +434,9 @@ func mapType(e ast.Expr) (ast.Expr, error) {
 			return &ast.IndexExpr{X: xsdType("Ptr", pos), Index: &ast.Ident{Name: t.Name, NamePos: pos}}, nil
 		}
 	case *ast.SelectorExpr:
-		if x, ok := t.X.(*ast.Ident); ok && x.Name == "soap" && (t.Sel.Name == "XSDDateTime" || t.Sel.Name == "XSDDate") {
+		// xsd.Date writes an xs:dateTime (yyyy-mm-ddT00:00:00); an xs:date member
+		// (soap.XSDDate) would need a type of its own, so it has no mapping.
+		if x, ok := t.X.(*ast.Ident); ok && x.Name == "soap" && t.Sel.Name == "XSDDateTime" {
 			return xsdType("Date", pos), nil
 		}
 	case *ast.ArrayType:

@@ -268,9 +268,12 @@ func (i Int) MarshalJSON() ([]byte, error) {
 }
 
 // Date is a calendar date carried in an xs:dateTime (System.DateTime). It is written as
-// yyyy-mm-dd, as the specification asks for dFechaPago; it is read from either a date or a
-// dateTime, keeping the date as written (no time-zone conversion). .NET's DateTime.MinValue
-// (0001-01-01), which WCF sends for an unset DateTime, reads as no value.
+// midnight without a zone (2025-03-10T00:00:00), the way WCF's DataContractSerializer writes a
+// DateTime of Kind Unspecified: the WSDL types every date member xs:dateTime, and a bare
+// yyyy-mm-dd (the specification's notation for dFechaPago) is not one, so a
+// schema-validating server faults on it. It is read from either a date or a dateTime, keeping
+// the date as written (no time-zone conversion). .NET's DateTime.MinValue (0001-01-01), which
+// WCF sends for an unset DateTime, reads as no value. JSON and String keep yyyy-mm-dd.
 type Date struct {
 	Year  int
 	Month time.Month
@@ -278,8 +281,11 @@ type Date struct {
 	Valid bool
 }
 
-// DateLayout is the wire and JSON form of a Date.
+// DateLayout is the JSON and String form of a Date, and its date part on the wire.
 const DateLayout = "2006-01-02"
+
+// midnight completes a date into the xs:dateTime that goes on the wire.
+const midnight = "T00:00:00"
 
 // NewDate returns a valid Date.
 func NewDate(year int, month time.Month, day int) Date {
@@ -328,15 +334,21 @@ func (d Date) String() string {
 	return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
 }
 
-// XMLText implements Texter.
-func (d Date) XMLText() (string, bool) { return d.String(), d.Valid }
-
-// MarshalXML omits an invalid value.
-func (d Date) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+// XMLText implements Texter: the xs:dateTime yyyy-mm-ddT00:00:00.
+func (d Date) XMLText() (string, bool) {
 	if !d.Valid {
+		return "", false
+	}
+	return d.String() + midnight, true
+}
+
+// MarshalXML omits an invalid value and writes yyyy-mm-ddT00:00:00 otherwise.
+func (d Date) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	s, ok := d.XMLText()
+	if !ok {
 		return nil
 	}
-	return e.EncodeElement(d.String(), start)
+	return e.EncodeElement(s, start)
 }
 
 // UnmarshalXML implements xml.Unmarshaler.

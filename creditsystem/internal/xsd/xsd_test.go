@@ -103,7 +103,7 @@ func TestEncode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `<r><s>a&amp;b</s><d>1000000.00</d><i>-3</i><dt>2025-03-01</dt></r>`; string(b) != want {
+	if want := `<r><s>a&amp;b</s><d>1000000.00</d><i>-3</i><dt>2025-03-01T00:00:00</dt></r>`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	for in, want := range map[string]decimal.Decimal{
