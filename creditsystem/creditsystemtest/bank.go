@@ -38,6 +38,7 @@ const (
 	CodePaymentAboveContado = 71
 	CodeInvalidFormaPago    = 72
 	CodeNoDebt              = 73
+	CodePaymentRejected     = 74
 	CodePaymentNotFound     = 80
 	CodePaymentReversed     = 81
 )

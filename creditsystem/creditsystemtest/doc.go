@@ -32,7 +32,8 @@
 //
 // Without any script the fake answers these values (constants named after the member they
 // go in: IdentificacionCardNotFound, MontoInsufficientCredit, MontoTimeout, OTPInvalid,
-// NumeroFacturaFault):
+// NumeroFacturaFault, ValorPagoRejected, ValorPagoTimeout, ValorPagoLateSuccess,
+// MotivoReversoFault):
 //
 //	input                                             outcome
 //	identificacion or card 0000000002                 nNumeroError 2, customer without card
@@ -46,6 +47,10 @@
 //	any other card                                    opened on first use with a 5000.00 line;
 //	                                                  authorizations answer lCodigoSeguridadEnviado true
 //	GrabarAutorizacion nPlazo above MaxPlazo (360)    lError true, nNumeroError 30, invalid term
+//	GrabarPagoTarjeta nValorPago 666.66               lError true, nNumeroError 74, payment rejected
+//	GrabarPagoTarjeta nValorPago 504.04               no answer until the caller gives up (nothing applied)
+//	GrabarPagoTarjeta nValorPago 504.05               applied (when the rules allow it), never answered
+//	GrabarReversoPagoTarjeta cMotivoReverso FAULT-500 SOAP fault a:InternalServiceFault in an HTTP 500
 //
 // # Behaviour
 //
@@ -80,9 +85,8 @@
 // positive or above the authorized one; 23 no consumption with that invoice; 30 invalid
 // amount, term (below 1 or above MaxPlazo) or date; 60 invalid OTP; 70 payment methods do not
 // add up to the payment; 71 payment above pago contado; 72 invalid payment method (cash with
-// bank data, cheque without it, unknown code); 73 no debt; 80 unknown payment; 81 payment
-// already reversed. Requests it
-// cannot deserialize get a DeserializationFailed fault and unknown actions an
+// bank data, cheque without it, unknown code); 73 no debt; 74 payment rejected (magic value);
+// 80 unknown payment; 81 payment already reversed. Requests it cannot deserialize get a DeserializationFailed fault and unknown actions an
 // ActionNotSupported fault, both in an HTTP 500, as from WCF.
 //
 // # Nil members and dates

@@ -30,6 +30,9 @@ const (
 	// NumeroFacturaFault as cNumeroFactura of GrabarConsumo answers a SOAP fault in an
 	// HTTP 500.
 	NumeroFacturaFault = "FAULT-500"
+	// MotivoReversoFault as cMotivoReverso of GrabarReversoPagoTarjeta answers a SOAP fault in
+	// an HTTP 500; nothing is reversed.
+	MotivoReversoFault = "FAULT-500"
 )
 
 var (
@@ -38,6 +41,14 @@ var (
 	MontoInsufficientCredit = decimal.RequireFromString("666.66")
 	// MontoTimeout as nMonto of GrabarAutorizacion never answers; nothing is recorded.
 	MontoTimeout = decimal.RequireFromString("504.04")
+	// ValorPagoRejected as nValorPago of GrabarPagoTarjeta answers lError true, nNumeroError
+	// CodePaymentRejected (74); nothing is applied.
+	ValorPagoRejected = decimal.RequireFromString("666.66")
+	// ValorPagoTimeout as nValorPago of GrabarPagoTarjeta never answers; nothing is applied.
+	ValorPagoTimeout = decimal.RequireFromString("504.04")
+	// ValorPagoLateSuccess as nValorPago of GrabarPagoTarjeta is applied (when the rules allow
+	// it) and never answered: the caller times out on a payment that went through.
+	ValorPagoLateSuccess = decimal.RequireFromString("504.05")
 )
 
 // DefaultCreditLine is the credit line of every card the fake opens.

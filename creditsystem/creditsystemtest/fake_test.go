@@ -708,3 +708,81 @@ func TestConsultarTarjetaMagicInEitherField(t *testing.T) {
 		})
 	}
 }
+
+// TestPaymentMagicValues: the payment amounts and the reversal reason that script an outcome.
+func TestPaymentMagicValues(t *testing.T) {
+	// withDebt opens the card with a consumption of 1000.00, so that every magic amount fits
+	// under its pago contado, and returns the debt's pago contado.
+	withDebt := func(t *testing.T, c *creditsystem.Client) decimal.Decimal {
+		t.Helper()
+		a, err := c.GrabarAutorizacion(t.Context(), authReq(cliente, "1000.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GrabarConsumo(t.Context(), consumoReq(*a.NumeroAutorizacion, cliente, "F-1", "1000.00", "482913")); err != nil {
+			t.Fatal(err)
+		}
+		deuda, err := c.ConsultarDeudaTarjeta(t.Context(), creditsystem.ConsultarDeudaTarjetaRequest{NumeroTarjeta: cliente})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *deuda.PagoContado
+	}
+	contado := func(t *testing.T, c *creditsystem.Client) decimal.Decimal {
+		t.Helper()
+		deuda, err := c.ConsultarDeudaTarjeta(t.Context(), creditsystem.ConsultarDeudaTarjetaRequest{NumeroTarjeta: cliente})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *deuda.PagoContado
+	}
+	t.Run("payment of 666.66 is rejected", func(t *testing.T) {
+		_, c := newFake(t, 2*time.Second)
+		before := withDebt(t, c)
+		_, err := c.GrabarPagoTarjeta(t.Context(), pagoReq(cliente, "666.66"))
+		var be *creditsystem.Error
+		if !errors.As(err, &be) || be.Code != creditsystemtest.CodePaymentRejected {
+			t.Fatalf("err = %v, want lError with nNumeroError 74", err)
+		}
+		if got := contado(t, c); !got.Equal(before) {
+			t.Errorf("a rejected payment moved the debt: %s -> %s", before, got)
+		}
+	})
+	t.Run("payment of 504.04 never answers and applies nothing", func(t *testing.T) {
+		_, c := newFake(t, 200*time.Millisecond)
+		before := withDebt(t, c)
+		if _, err := c.GrabarPagoTarjeta(t.Context(), pagoReq(cliente, "504.04")); !creditsystem.IsTimeout(err) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+		if got := contado(t, c); !got.Equal(before) {
+			t.Errorf("the timed-out payment moved the debt: %s -> %s", before, got)
+		}
+	})
+	t.Run("payment of 504.05 is applied and never answered", func(t *testing.T) {
+		_, c := newFake(t, 200*time.Millisecond)
+		before := withDebt(t, c)
+		if _, err := c.GrabarPagoTarjeta(t.Context(), pagoReq(cliente, "504.05")); !creditsystem.IsTimeout(err) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+		if got := contado(t, c); !got.LessThan(before) {
+			t.Errorf("the late payment was not applied: %s -> %s", before, got)
+		}
+	})
+	t.Run("reversal with reason FAULT-500 is a fault", func(t *testing.T) {
+		_, c := newFake(t, 2*time.Second)
+		withDebt(t, c)
+		p, err := c.GrabarPagoTarjeta(t.Context(), pagoReq(cliente, "100.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := contado(t, c)
+		_, err = c.GrabarReversoPagoTarjeta(t.Context(), creditsystem.GrabarReversoPagoTarjetaRequest{NumeroOperacion: *p.NumeroOperacion, MotivoReverso: creditsystemtest.MotivoReversoFault})
+		var fe *creditsystem.FaultError
+		if !errors.As(err, &fe) || fe.HTTPStatus != 500 {
+			t.Fatalf("err = %v, want a fault in HTTP 500", err)
+		}
+		if got := contado(t, c); !got.Equal(after) {
+			t.Errorf("the faulted reversal moved the debt: %s -> %s", after, got)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package creditsystemtest
 
 import (
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -308,9 +309,19 @@ var specs = map[string]opSpec{
 					})
 				}
 			}
-			p, err := b.pagar(s.CNumeroTarjeta.Value, s.NValorPago.Decimal, timeOf(s.DFechaPago), formas)
+			valor, known := s.NValorPago.Decimal, s.CNumeroTarjeta.Value != IdentificacionCardNotFound
+			switch {
+			case known && valor.Equal(ValorPagoRejected):
+				return fail(biz(CodePaymentRejected, "Pago rechazado: la cartera del cliente está bloqueada para recaudación"))
+			case known && valor.Equal(ValorPagoTimeout):
+				return handled{hang: true}
+			}
+			p, err := b.pagar(s.CNumeroTarjeta.Value, valor, timeOf(s.DFechaPago), formas)
 			if err != nil {
 				return fail(err)
+			}
+			if valor.Equal(ValorPagoLateSuccess) {
+				return handled{hang: true}
 			}
 			return handled{result: &cartera.RespuestaGrabarPagoTarjetaVm{
 				NNumeroError:       num(0),
@@ -331,6 +342,9 @@ var specs = map[string]opSpec{
 			}
 			if err := access(s.CUsuario, s.CCodigoEmpresa, &s.CTerminal); err != nil {
 				return fail(err)
+			}
+			if s.CMotivoReverso.Value == MotivoReversoFault {
+				return handled{fault: "a:InternalServiceFault", faultMsg: "Error interno del servicio al reversar el pago " + strconv.FormatInt(s.NNumeroOperacion.Value, 10)}
 			}
 			p, err := b.reversarPago(s.NNumeroOperacion.Value)
 			if err != nil {
