@@ -32,7 +32,11 @@ func TestPagoInputValidate(t *testing.T) {
 	}{
 		{"valid", pagoInput("10.00", cashOf("10.00")), nil},
 		{"nothing", PagoInput{}, []string{"numeroTarjeta is required", "valorPago must be greater than zero", "fechaPago is required", "formasPago must list at least one payment method"}},
-		{"long card", func() PagoInput { p := pagoInput("1", cashOf("1")); p.NumeroTarjeta = strings.Repeat("4", 21); return p }(), []string{"numeroTarjeta must be at most 20 characters long"}},
+		{"long card", func() PagoInput {
+			p := pagoInput("1", cashOf("1"))
+			p.NumeroTarjeta = strings.Repeat("4", 21)
+			return p
+		}(), []string{"numeroTarjeta must be at most 20 characters long"}},
 		{"three decimals", pagoInput("1.005", cashOf("1.005")), []string{"valorPago must have at most 2 decimal places", "formasPago[0].valor must have at most 2 decimal places"}},
 		{"negative method", pagoInput("1", cashOf("-1")), []string{"formasPago[0].valor must be greater than zero"}},
 		{"unknown code", pagoInput("1", FormaPago{Codigo: "009", Valor: dec("1")}), []string{"formasPago[0].codigo must be 001 (cash) or 002 (cheque)"}},
