@@ -376,3 +376,78 @@ func TestPagoHandOver(t *testing.T) {
 		}
 	})
 }
+
+// TestPagoWritesThatFail: when the write that records a payment or reversal fails after the
+// creditsystem applied it, the answer carries the ledger id and the operation number, a retry
+// with the same Idempotency-Key replays it without a second call, and the card stays held
+// (until a debt query settles it).
+func TestPagoWritesThatFail(t *testing.T) {
+	cases := []struct {
+		name, endpoint, upstream, fault string
+		body                            func(n int64) any
+	}{
+		{"aplicar", "aplicar", "GrabarPagoTarjeta", `(?s)UPDATE "pagos".*'APLICADO'`, func(int64) any { return aplicarBody("100.00") }},
+		{"reverso", "reverso", "GrabarReversoPagoTarjeta", `(?s)UPDATE "pagos".*'REVERSADO'`, func(n int64) any { return map[string]any{"numeroOperacion": n} }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+				faults := &storagetest.Faults{}
+				env := newTestEnv(t, tg, withFaults(faults))
+				env.withDebt()
+				var n int64
+				if tc.endpoint == "reverso" {
+					n = *decodePago(t, env.pagos("aplicar", aplicarBody("50.00")), 200).NumeroOperacion
+				}
+				post := func() response { return env.pagos(tc.endpoint, tc.body(n), "Idempotency-Key", "fault-"+tc.name) }
+				faults.Fail(tc.fault, -1)
+				first := post()
+				faults.Clear()
+				if faults.Hits() == 0 {
+					t.Fatal("the fault never fired")
+				}
+				m := expectError(t, first, http.StatusInternalServerError)
+				if m["id"] == nil || m["numeroOperacion"] == nil || m["operation"] != tc.upstream || !strings.Contains(m["message"].(string), "query the debt") {
+					t.Fatalf("answer after the creditsystem acted: %s; want the ids and what to do", first.Body)
+				}
+				again := post()
+				if again.Status != first.Status || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+					t.Fatalf("retry with the same key: %d %s", again.Status, again.Body)
+				}
+				if calls := env.cs.Calls(tc.upstream); calls != 1 {
+					t.Fatalf("%s reached the creditsystem %d times, want 1", tc.upstream, calls)
+				}
+				expectError(t, env.pagos("aplicar", aplicarBody("10.00")), http.StatusConflict)
+			})
+		})
+	}
+}
+
+// TestPagoConcurrentReversals: concurrent reversals of one payment make one upstream call.
+func TestPagoConcurrentReversals(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg)
+		env.withDebt()
+		n := *decodePago(t, env.pagos("aplicar", aplicarBody("100.00")), 200).NumeroOperacion
+		const parallel = 20
+		status := make([]int, parallel)
+		var wg sync.WaitGroup
+		for i := range parallel {
+			wg.Go(func() { status[i] = env.pagos("reverso", map[string]any{"numeroOperacion": n}).Status })
+		}
+		wg.Wait()
+		ok := 0
+		for _, s := range status {
+			switch s {
+			case 200:
+				ok++
+			case 400, 409:
+			default:
+				t.Fatalf("statuses %v", status)
+			}
+		}
+		if ok != 1 || env.cs.Calls("GrabarReversoPagoTarjeta") != 1 {
+			t.Fatalf("%d reversals answered 200, %d reached the creditsystem; want 1 and 1 (%v)", ok, env.cs.Calls("GrabarReversoPagoTarjeta"), status)
+		}
+	})
+}
