@@ -53,7 +53,8 @@
 // event and operation number, and a delivered hand-over is never sent again. A failed attempt is
 // retried with the queue's backoff and written on the hand-over (failing, its attempts and last
 // error); when the retries are spent it is failed, for a person, and counted by
-// [Service.Pendientes].
+// [Service.Pendientes]. [Service.Reenviar] sends a failed one again; [Service.Cerrar] records
+// the document a person issued by hand (the service's `credit handover` command).
 //
 // # Errors
 //

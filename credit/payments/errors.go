@@ -20,6 +20,10 @@ var (
 	// ErrOutcomeUnknown: a payment or reversal of the card did not answer in time and may have
 	// been applied; a debt query settles it.
 	ErrOutcomeUnknown = errors.New("payments: the outcome of an earlier operation is unknown")
+	// ErrEntregaNotFound: no ERP hand-over has the id.
+	ErrEntregaNotFound = errors.New("payments: ERP hand-over not found")
+	// ErrEntregaState: the hand-over's state does not allow what was asked.
+	ErrEntregaState = errors.New("payments: the ERP hand-over's state does not allow it")
 	// ErrNotRecorded: the creditsystem applied an operation whose outcome could not be written.
 	// The concrete error is an *UnrecordedError carrying the ids.
 	ErrNotRecorded = errors.New("payments: the creditsystem applied the operation but it could not be recorded")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -134,4 +135,34 @@ func (s *Service) Entregar(ctx context.Context, entregaID int64, last bool) erro
 			"attempt", e.Intentos, "final", last, "error", callErr)
 	}
 	return callErr
+}
+
+// Reenviar sends a failed hand-over again (an operator's decision, once the ERP is back): it
+// becomes pending with a new job. A failing one is still retried by the queue. A payment without an operation number cannot be
+// handed over: its document is issued by hand and recorded with Cerrar.
+func (s *Service) Reenviar(ctx context.Context, entregaID int64) (*Entrega, error) {
+	return s.store.ChangeEntrega(ctx, entregaID, func(e *Entrega, p *Pago) (bool, error) {
+		if e.Estado != EntregaFallida || p.NumeroOperacion == nil {
+			return false, fmt.Errorf("%w: hand-over %d is %s (payment operation number known: %t)", ErrEntregaState, e.ID, e.Estado, p.NumeroOperacion != nil)
+		}
+		e.Estado, e.UpdatedAt = EntregaPendiente, s.now()
+		return true, nil
+	})
+}
+
+// Cerrar records the document a person issued in the ERP by hand for a hand-over that was not
+// delivered: it becomes delivered with that document number.
+func (s *Service) Cerrar(ctx context.Context, entregaID int64, documento string) (*Entrega, error) {
+	if strings.TrimSpace(documento) == "" {
+		return nil, fmt.Errorf("%w: the document number is required", ErrEntregaState)
+	}
+	return s.store.ChangeEntrega(ctx, entregaID, func(e *Entrega, _ *Pago) (bool, error) {
+		if e.Estado == EntregaEntregada {
+			return false, fmt.Errorf("%w: hand-over %d was delivered already (%s)", ErrEntregaState, e.ID, e.NumeroDocumento)
+		}
+		now := s.now()
+		e.Estado, e.NumeroDocumento, e.EntregadoAt, e.UpdatedAt = EntregaEntregada, documento, now, now
+		e.Respuesta = jsonOf(map[string]any{"cerrada_a_mano": true})
+		return false, nil
+	})
 }

@@ -89,15 +89,6 @@ func newEnv(t *testing.T, tg storagetest.Target, timeout time.Duration) *env {
 	return e
 }
 
-func (e *env) contado(t *testing.T) decimal.Decimal {
-	t.Helper()
-	d, err := e.cli.ConsultarDeudaTarjeta(t.Context(), creditsystem.ConsultarDeudaTarjetaRequest{NumeroTarjeta: card})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return *d.PagoContado
-}
-
 func (e *env) pagar(t *testing.T, valor string) *Pago {
 	t.Helper()
 	p, err := e.svc.Aplicar(t.Context(), pagoInput(valor, cashOf(valor)))
@@ -262,6 +253,59 @@ func TestEntregar(t *testing.T) {
 		}
 		if _, handOvers, _ := e.svc.Pendientes(t.Context()); handOvers != 1 {
 			t.Fatalf("hand-overs needing a person: %d, want 1", handOvers)
+		}
+		// Once the ERP is back, an operator sends it again: a new job, then delivered.
+		failed := list[q.ID][0].ID
+		if _, err := e.svc.Reenviar(t.Context(), id); !errors.Is(err, ErrEntregaState) {
+			t.Fatalf("resending a delivered hand-over: %v", err)
+		}
+		if got, err := e.svc.Reenviar(t.Context(), failed); err != nil || got.Estado != EntregaPendiente {
+			t.Fatalf("Reenviar = %+v, %v", got, err)
+		}
+		var jobs int
+		if err := tg.DB.NewSelect().Table("river_job").ColumnExpr("count(*)").Where("kind = ?", HandOverArgs{}.Kind()).Scan(t.Context(), &jobs); err != nil || jobs != 3 {
+			t.Fatalf("hand-over jobs: %d, %v; want 3 (two payments, one resend)", jobs, err)
+		}
+		if err := e.svc.Entregar(t.Context(), failed, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, handOvers, _ := e.svc.Pendientes(t.Context()); handOvers != 0 {
+			t.Fatalf("hand-overs needing a person after the resend: %d", handOvers)
+		}
+	})
+}
+
+// A hand-over that cannot be sent (a payment found applied without its operation number) is
+// closed by hand with the document a person issued.
+func TestCerrarEntrega(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, 500*time.Millisecond)
+		e.cs.Script("GrabarPagoTarjeta", creditsystemtest.LateSuccess())
+		p, _ := e.svc.Aplicar(t.Context(), pagoInput("100.00", cashOf("100.00")))
+		e.clock.Add(time.Second)
+		if _, err := e.svc.ConsultarDeuda(t.Context(), DeudaInput{NumeroTarjeta: card}); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := e.store.Entregas(t.Context(), p.ID)
+		id := list[p.ID][0].ID
+		if _, err := e.svc.Reenviar(t.Context(), id); !errors.Is(err, ErrEntregaState) {
+			t.Fatalf("resending a hand-over without operation number: %v", err)
+		}
+		if _, err := e.svc.Cerrar(t.Context(), id, " "); !errors.Is(err, ErrEntregaState) {
+			t.Fatalf("closing without a document: %v", err)
+		}
+		got, err := e.svc.Cerrar(t.Context(), id, "RC-MANUAL-1")
+		if err != nil || got.Estado != EntregaEntregada || got.NumeroDocumento != "RC-MANUAL-1" {
+			t.Fatalf("Cerrar = %+v, %v", got, err)
+		}
+		if _, err := e.svc.Cerrar(t.Context(), id, "RC-MANUAL-2"); !errors.Is(err, ErrEntregaState) {
+			t.Fatalf("closing twice: %v", err)
+		}
+		if _, err := e.svc.Cerrar(t.Context(), 999, "X"); !errors.Is(err, ErrEntregaNotFound) {
+			t.Fatalf("unknown hand-over: %v", err)
+		}
+		if _, handOvers, _ := e.svc.Pendientes(t.Context()); handOvers != 0 {
+			t.Fatalf("hand-overs needing a person after closing: %d", handOvers)
 		}
 	})
 }

@@ -237,6 +237,42 @@ func (s *Store) UpdateEntrega(ctx context.Context, e *Entrega) error {
 	return nil
 }
 
+// ChangeEntrega changes a hand-over in one transaction: fn decides on it (and its payment) as
+// they are now, and may ask for a new job, inserted in the same transaction.
+func (s *Store) ChangeEntrega(ctx context.Context, id int64, fn func(*Entrega, *Pago) (enqueue bool, err error)) (*Entrega, error) {
+	var out *Entrega
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		e, p := new(Entrega), new(Pago)
+		q := tx.NewSelect().Model(e).Where("id = ?", id)
+		if storage.IsPostgres(tx) {
+			q = q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: ERP hand-over %d", ErrEntregaNotFound, id)
+		} else if err != nil {
+			return fmt.Errorf("payments: load ERP hand-over %d: %w", id, err)
+		}
+		if err := tx.NewSelect().Model(p).Where("id = ?", e.PagoID).Scan(ctx); err != nil {
+			return fmt.Errorf("payments: load payment %d: %w", e.PagoID, err)
+		}
+		enqueue, err := fn(e, p)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.NewUpdate().Model(e).ExcludeColumn("id", "pago_id", "evento", "created_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("payments: update ERP hand-over %d: %w", id, err)
+		}
+		if enqueue {
+			if err := s.queue.InsertTx(ctx, tx, HandOverArgs{EntregaID: e.ID}, nil); err != nil {
+				return err
+			}
+		}
+		out = e
+		return nil
+	})
+	return out, err
+}
+
 // Pendientes counts what needs attention: payments and reversals whose outcome is unknown
 // (judged with staleBefore), and ERP hand-overs that are failing or were given up.
 func (s *Store) Pendientes(ctx context.Context, staleBefore time.Time) (unknown, handOvers int, err error) {

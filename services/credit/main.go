@@ -5,6 +5,7 @@
 //	credit migrate                                      migrate the database and exit
 //	credit reconcile <autorizacion_id> applied|not-applied
 //	credit settle <attempt_id> [note]
+//	credit handover <hand-over id> resend | done <document>
 //
 // reconcile is the operator's tool for an authorization held after an upstream timeout
 // (every call on it answers 409 until then): after asking the creditsystem whether the timed-out
@@ -18,6 +19,11 @@
 // could neither record nor reverse. Once the creditsystem is right (the authorization reversed
 // there if it was granted), settle marks the attempt settled, with the note, so it leaves
 // credit_authorizations_unrecorded.
+//
+// handover finishes a payment's ERP hand-over that was given up (credit_payment_handovers_failing):
+// resend enqueues it again (the running service's worker sends it); done records the document
+// a person issued in the ERP by hand (the only way for a payment found applied by a debt query,
+// whose operation number the creditsystem never gave).
 //
 // Configuration comes from the environment (see the README). In development mode (APP_ENV
 // unset or "development") every upstream whose URL is not configured runs against its
@@ -82,6 +88,7 @@ import (
 
 	"github.com/platform/integrations/credit"
 	"github.com/platform/integrations/credit/consumption"
+	"github.com/platform/integrations/credit/payments"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/idempotency"
@@ -98,7 +105,7 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied | settle <attempt_id> [note]]")
+var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied | settle <attempt_id> [note] | handover <id> resend|done <document>]")
 
 // idempotencyTable keeps the Idempotency-Key answers of the money-moving routes.
 const idempotencyTable = "credit_idempotency_keys"
@@ -156,6 +163,40 @@ func settle(ctx context.Context, db *bun.DB, cfg *config.Credit, attempt, note s
 	return err
 }
 
+// handover resends a given-up ERP hand-over of a payment, or closes it with the document issued
+// by hand.
+func handover(ctx context.Context, db *bun.DB, args []string, out io.Writer) error {
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id <= 0 {
+		return errUsage
+	}
+	queue, err := jobs.New(db, nil, jobs.Config{})
+	if err != nil {
+		return err
+	}
+	svc, err := payments.NewService(payments.NewStore(db, queue), noPaymentsUpstream{})
+	if err != nil {
+		return err
+	}
+	var e *payments.Entrega
+	switch {
+	case len(args) == 2 && args[1] == "resend":
+		e, err = svc.Reenviar(ctx, id)
+	case len(args) == 3 && args[1] == "done":
+		e, err = svc.Cerrar(ctx, id, args[2])
+	default:
+		return errUsage
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "hand-over %d (%s of payment %d): %s\n", e.ID, e.Evento, e.PagoID, e.Estado)
+	return err
+}
+
+// noPaymentsUpstream is the creditsystem of the handover command, which never calls it.
+type noPaymentsUpstream struct{ payments.Creditsystem }
+
 // noUpstream is the creditsystem of the reconcile command, which never calls it.
 type noUpstream struct{ consumption.Creditsystem }
 
@@ -165,7 +206,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", serviceName)
-	migrateOnly, reconcileArgs, settleArgs := false, []string(nil), []string(nil)
+	migrateOnly, reconcileArgs, settleArgs, handoverArgs := false, []string(nil), []string(nil), []string(nil)
 	switch {
 	case len(args) == 0:
 	case len(args) == 1 && (args[0] == "migrate" || args[0] == "-migrate" || args[0] == "--migrate"):
@@ -174,6 +215,8 @@ func run(ctx context.Context, args []string) error {
 		reconcileArgs = args[1:]
 	case (len(args) == 2 || len(args) == 3) && args[0] == "settle":
 		settleArgs = append(args[1:], "")
+	case (len(args) == 3 || len(args) == 4) && args[0] == "handover":
+		handoverArgs = args[1:]
 	default:
 		return errUsage
 	}
@@ -195,6 +238,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if settleArgs != nil {
 		return settle(ctx, db, cfg, settleArgs[0], settleArgs[1], os.Stdout)
+	}
+	if handoverArgs != nil {
+		return handover(ctx, db, handoverArgs, os.Stdout)
 	}
 
 	health, err := storage.OpenHealth(ctx, cfg.DatabaseURL.Reveal())

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/platform/integrations/credit/consumption"
+	"github.com/platform/integrations/credit/payments"
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
@@ -113,6 +115,51 @@ func TestSettleCommand(t *testing.T) {
 		}
 		if err := settle(t.Context(), tg.DB, cfg, "x", "", &out); !errors.Is(err, errUsage) {
 			t.Fatalf("attempt x: err %v, want the usage error", err)
+		}
+	})
+}
+
+// TestHandOverCommand: a given-up hand-over is sent again by the running service once resent,
+// and "done" records a document issued by hand.
+func TestHandOverCommand(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		env := newTestEnv(t, tg)
+		env.withDebt()
+		a := decodePago(t, env.pagos("aplicar", aplicarBody("100.00")), 200)
+		var id int64
+		if err := tg.DB.NewSelect().Table("pago_entregas").Column("id").Where("evento = 'pago'").Scan(t.Context(), &id); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		hid := strconv.FormatInt(id, 10)
+		if err := handover(t.Context(), tg.DB, []string{hid, "resend"}, &out); !errors.Is(err, payments.ErrEntregaState) {
+			t.Fatalf("resend of a pending hand-over: %v", err)
+		}
+		if _, err := tg.DB.NewUpdate().Table("pago_entregas").Set("estado = 'failed'").Where("id = ?", id).Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := handover(t.Context(), tg.DB, []string{hid, "resend"}, &out); err != nil || !strings.Contains(out.String(), "pending") {
+			t.Fatalf("resend: %v %q", err, out.String())
+		}
+		env.startJobs()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			got := decodePago(t, env.do(http.MethodGet, pagosPath+strconv.FormatInt(*a.NumeroOperacion, 10), nil, env.userToken()), 200)
+			if len(got.EntregasERP) == 1 && got.EntregasERP[0].Estado == "delivered" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the resent hand-over was not delivered: %+v", got.EntregasERP)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err := handover(t.Context(), tg.DB, []string{hid, "done", "RC-1"}, &out); !errors.Is(err, payments.ErrEntregaState) {
+			t.Fatalf("done on a delivered hand-over: %v", err)
+		}
+		for _, args := range [][]string{{"x", "resend"}, {hid, "maybe"}, {hid, "done"}} {
+			if err := handover(t.Context(), tg.DB, args, &out); !errors.Is(err, errUsage) {
+				t.Fatalf("%v: %v, want the usage error", args, err)
+			}
 		}
 	})
 }
