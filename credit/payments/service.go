@@ -267,13 +267,14 @@ func (s *Service) Aplicar(ctx context.Context, in PagoInput) (*Pago, error) {
 		return refuse(err)
 	}
 	// From here the payment may be sent: the reading it is judged against is recorded first.
-	p, err = s.store.Update(ctx, p.ID, s.staleBefore(), func(cur *Pago) (Change, error) {
+	marked, err := s.store.Update(ctx, p.ID, s.staleBefore(), func(cur *Pago) (Change, error) {
 		cur.PagoContadoAntes = decimal.NewNullDecimal(*deuda.PagoContado)
 		return Change{Save: true}, nil
 	})
 	if err != nil {
 		return refuse(err)
 	}
+	p = marked
 	req := creditsystem.GrabarPagoTarjetaRequest{NumeroTarjeta: in.NumeroTarjeta, ValorPago: in.ValorPago, FechaPago: in.FechaPago}
 	for _, f := range in.FormasPago {
 		req.FormasPago = append(req.FormasPago, creditsystem.FormaPago{
@@ -319,6 +320,13 @@ func (s *Service) Aplicar(ctx context.Context, in PagoInput) (*Pago, error) {
 		return nil, &UnrecordedError{PagoID: p.ID, NumeroOperacion: res.NumeroOperacion, Operacion: UpstreamGrabarPago, Err: err}
 	case err != nil:
 		return nil, &RecordedError{Pago: p, Err: errors.Join(callErr, err)}
+	case callErr == nil && rec.Estado != EstadoAplicado:
+		// A debt query judged the payment while its answer was on the way: the ledger keeps the
+		// query's verdict, and the answer names the record for an operator.
+		s.log.ErrorContext(ctx, "payments: an applied payment's answer came after a debt query settled it",
+			"pago_id", rec.ID, "estado", rec.Estado, "numero_operacion", *res.NumeroOperacion)
+		return nil, &UnrecordedError{PagoID: rec.ID, NumeroOperacion: res.NumeroOperacion, Operacion: UpstreamGrabarPago,
+			Err: fmt.Errorf("payments: payment %d was settled as %s before its answer came", rec.ID, rec.Estado)}
 	case callErr != nil:
 		if rec.Estado == EstadoDesconocido {
 			s.log.WarnContext(ctx, "payments: payment outcome unknown: not retried; a debt query of the card settles it",
@@ -375,13 +383,14 @@ func (s *Service) Reversar(ctx context.Context, in ReversoInput) (*Pago, error) 
 	if err := ctx.Err(); err != nil {
 		return release(err)
 	}
-	p, err = s.store.Update(ctx, p.ID, s.staleBefore(), func(cur *Pago) (Change, error) {
+	marked, err := s.store.Update(ctx, p.ID, s.staleBefore(), func(cur *Pago) (Change, error) {
 		cur.PagoContadoAntesReverso = decimal.NewNullDecimal(*deuda.PagoContado)
 		return Change{Save: true}, nil
 	})
 	if err != nil {
 		return release(err)
 	}
+	p = marked
 	res, callErr := s.cs.GrabarReversoPagoTarjeta(context.WithoutCancel(ctx), creditsystem.GrabarReversoPagoTarjetaRequest{
 		NumeroOperacion: in.NumeroOperacion, MotivoReverso: in.Motivo,
 	})
@@ -414,6 +423,11 @@ func (s *Service) Reversar(ctx context.Context, in ReversoInput) (*Pago, error) 
 		return nil, &UnrecordedError{PagoID: p.ID, NumeroOperacion: p.NumeroOperacion, Operacion: UpstreamGrabarReverso, Err: err}
 	case err != nil:
 		return nil, &RecordedError{Pago: p, Err: errors.Join(callErr, err)}
+	case callErr == nil && rec.Estado != EstadoReversado:
+		s.log.ErrorContext(ctx, "payments: a reversal's answer came after a debt query settled it",
+			"pago_id", rec.ID, "numero_operacion", in.NumeroOperacion)
+		return nil, &UnrecordedError{PagoID: rec.ID, NumeroOperacion: rec.NumeroOperacion, Operacion: UpstreamGrabarReverso,
+			Err: fmt.Errorf("payments: the reversal of payment %d was settled before its answer came", in.NumeroOperacion)}
 	case callErr != nil:
 		if rec.ResultadoDesconocido {
 			s.log.WarnContext(ctx, "payments: reversal outcome unknown: not retried; a debt query of the card settles it",

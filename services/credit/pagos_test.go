@@ -451,3 +451,30 @@ func TestPagoConcurrentReversals(t *testing.T) {
 		}
 	})
 }
+
+// TestPagoWriteFailsBeforeTheCall: when the write that precedes GrabarPagoTarjeta fails, nothing
+// is sent and nothing stays in the ledger.
+func TestPagoWriteFailsBeforeTheCall(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		faults := &storagetest.Faults{}
+		env := newTestEnv(t, tg, withFaults(faults))
+		env.withDebt()
+		faults.Fail(`(?s)UPDATE "pagos".*'PENDIENTE'`, -1)
+		r := env.pagos("aplicar", aplicarBody("100.00"))
+		faults.Clear()
+		if faults.Hits() == 0 {
+			t.Fatal("the fault never fired")
+		}
+		if r.Status < 500 || strings.Contains(string(r.Body), `"id"`) {
+			t.Fatalf("answer %d %s, want a 5xx without a record", r.Status, r.Body)
+		}
+		if n := env.cs.Calls("GrabarPagoTarjeta"); n != 0 {
+			t.Fatalf("GrabarPagoTarjeta reached the creditsystem %d times", n)
+		}
+		list := env.do(http.MethodGet, pagosPath+"?numeroTarjeta="+testTarjeta, nil, env.userToken())
+		if !strings.Contains(string(list.Body), `"total_count":0`) {
+			t.Fatalf("a payment never sent stayed in the ledger: %s", list.Body)
+		}
+		decodePago(t, env.pagos("aplicar", aplicarBody("100.00")), 200)
+	})
+}
