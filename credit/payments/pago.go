@@ -148,13 +148,12 @@ func (p *Pago) Desconocido(staleBefore time.Time) bool {
 	return false
 }
 
-// IniciarReverso holds an applied payment for its reversal.
-func (p *Pago) IniciarReverso(motivo, por, requestID string, now time.Time) error {
+// IniciarReverso holds an applied payment for its reversal. A payment already held is a
+// *ConflictError (outcome unknown when it waits for a debt query, judged with staleBefore).
+func (p *Pago) IniciarReverso(motivo, por, requestID string, now, staleBefore time.Time) error {
 	switch {
-	case p.OperacionEnCurso != "" && p.ResultadoDesconocido:
-		return &ConflictError{Pago: p, Desconocido: true}
-	case p.OperacionEnCurso != "":
-		return &ConflictError{Pago: p}
+	case p.Abierto():
+		return &ConflictError{Pago: p, Desconocido: p.Desconocido(staleBefore)}
 	case p.Estado != EstadoAplicado:
 		return &StateError{Pago: p, Operacion: "reverso"}
 	}

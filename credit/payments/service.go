@@ -347,10 +347,7 @@ func (s *Service) Reversar(ctx context.Context, in ReversoInput) (*Pago, error) 
 		return nil, err
 	}
 	p, err := s.store.UpdateByNumeroOperacion(ctx, in.NumeroOperacion, s.staleBefore(), func(cur *Pago) (Change, error) {
-		if cur.Abierto() {
-			return Change{}, &ConflictError{Pago: cur, Desconocido: cur.Desconocido(s.staleBefore())}
-		}
-		return Change{Save: true}, cur.IniciarReverso(in.Motivo, in.SolicitadoPor, in.RequestID, s.now())
+		return Change{Save: true}, cur.IniciarReverso(in.Motivo, in.SolicitadoPor, in.RequestID, s.now(), s.staleBefore())
 	})
 	if err != nil {
 		return nil, err

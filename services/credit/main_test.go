@@ -66,16 +66,7 @@ func TestSettleCommand(t *testing.T) {
 		env := newTestEnv(t, tg, shortTimeout)
 		env.cs.Script("GrabarAutorizacion", creditsystemtest.Hang())
 		expectTimeout504(t, env.consumo("autorizacion", autorizacionBody("300.00")), "GrabarAutorizacion")
-		unrecorded := func() string {
-			m := env.do(http.MethodGet, "/metrics", nil, "")
-			for line := range strings.Lines(string(m.Body)) {
-				if strings.HasPrefix(line, "credit_authorizations_unrecorded ") {
-					return strings.TrimSpace(line)
-				}
-			}
-			t.Fatalf("credit_authorizations_unrecorded missing: %s", m.Body)
-			return ""
-		}
+		unrecorded := func() string { return "credit_authorizations_unrecorded " + env.gauge("credit_authorizations_unrecorded") }
 		if got := unrecorded(); got != "credit_authorizations_unrecorded 1" {
 			t.Fatalf("after the timeout: %q, want 1", got)
 		}
@@ -138,6 +129,9 @@ func TestHandOverCommand(t *testing.T) {
 		if _, err := tg.DB.NewUpdate().Table("pago_entregas").Set("estado = 'failed'").Where("id = ?", id).Exec(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		if got := env.gauge("credit_payment_handovers_failing"); got != "1" {
+			t.Fatalf("credit_payment_handovers_failing = %s with a given-up hand-over, want 1", got)
+		}
 		if err := handover(t.Context(), tg.DB, []string{hid, "resend"}, &out); err != nil || !strings.Contains(out.String(), "pending") {
 			t.Fatalf("resend: %v %q", err, out.String())
 		}
@@ -152,6 +146,9 @@ func TestHandOverCommand(t *testing.T) {
 				t.Fatalf("the resent hand-over was not delivered: %+v", got.EntregasERP)
 			}
 			time.Sleep(200 * time.Millisecond)
+		}
+		if got := env.gauge("credit_payment_handovers_failing"); got != "0" {
+			t.Fatalf("credit_payment_handovers_failing = %s after delivery, want 0", got)
 		}
 		if err := handover(t.Context(), tg.DB, []string{hid, "done", "RC-1"}, &out); !errors.Is(err, payments.ErrEntregaState) {
 			t.Fatalf("done on a delivered hand-over: %v", err)

@@ -262,6 +262,9 @@ func TestPagoTimeout(t *testing.T) {
 				if m["id"] == nil || m["estado"] != "DESCONOCIDO" || !strings.Contains(m["message"].(string), "GrabarPagoTarjeta") {
 					t.Fatalf("504 %s", r.Body)
 				}
+				if got := env.gauge("credit_pagos_outcome_unknown"); got != "1" {
+					t.Fatalf("credit_pagos_outcome_unknown = %s after the timeout, want 1", got)
+				}
 				m = expectError(t, env.pagos("aplicar", aplicarBody("100.00")), 409)
 				if msg := m["message"].(string); !strings.Contains(msg, "query the debt") {
 					t.Fatalf("409 %q must say to query the debt first", msg)
@@ -272,6 +275,9 @@ func TestPagoTimeout(t *testing.T) {
 				d := env.pagos("consulta-deuda", map[string]any{"numeroTarjeta": testTarjeta})
 				if d.Status != 200 || !strings.Contains(string(d.Body), `"estado":"`+c.estado+`"`) || !strings.Contains(string(d.Body), `"pagoContadoAntes":300.00`) {
 					t.Fatalf("debt query did not settle the payment as %s: %s", c.estado, d.Body)
+				}
+				if got := env.gauge("credit_pagos_outcome_unknown"); got != "0" {
+					t.Fatalf("credit_pagos_outcome_unknown = %s after the debt query, want 0", got)
 				}
 				decodePago(t, env.pagos("aplicar", aplicarBody("10.00")), 200)
 				if n := env.cs.Calls("GrabarPagoTarjeta"); n != 2 {
@@ -477,4 +483,17 @@ func TestPagoWriteFailsBeforeTheCall(t *testing.T) {
 		}
 		decodePago(t, env.pagos("aplicar", aplicarBody("100.00")), 200)
 	})
+}
+
+// gauge reads one unlabelled metric of GET /metrics.
+func (e *testEnv) gauge(name string) string {
+	e.t.Helper()
+	r := e.do(http.MethodGet, "/metrics", nil, "")
+	for line := range strings.Lines(string(r.Body)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	e.t.Fatalf("%s missing from /metrics", name)
+	return ""
 }
