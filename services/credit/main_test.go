@@ -66,7 +66,9 @@ func TestSettleCommand(t *testing.T) {
 		env := newTestEnv(t, tg, shortTimeout)
 		env.cs.Script("GrabarAutorizacion", creditsystemtest.Hang())
 		expectTimeout504(t, env.consumo("autorizacion", autorizacionBody("300.00")), "GrabarAutorizacion")
-		unrecorded := func() string { return "credit_authorizations_unrecorded " + env.gauge("credit_authorizations_unrecorded") }
+		unrecorded := func() string {
+			return "credit_authorizations_unrecorded " + env.gauge("credit_authorizations_unrecorded")
+		}
 		if got := unrecorded(); got != "credit_authorizations_unrecorded 1" {
 			t.Fatalf("after the timeout: %q, want 1", got)
 		}
