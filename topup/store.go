@@ -116,7 +116,7 @@ type Admission struct {
 // ErrDailyLimit.
 func (s *Store) Admit(ctx context.Context, t *Transaction, a Admission) error {
 	user, now := t.RequestedByUserID, t.CreatedAt
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := lockUser(ctx, tx, user); err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (s *Store) Admit(ctx context.Context, t *Transaction, a Admission) error {
 
 // Insert inserts t and, in the same transaction, the job n announces (nil: none).
 func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := insert(ctx, tx, t); err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) err
 // one e-mail per repeated invoice, however many times it is delivered again. The original record
 // is locked meanwhile, so two first repetitions cannot both count none.
 func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notification) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := getWhere(ctx, tx, true, "id = ?", t.DuplicateOf); err != nil {
 			return err
 		}
@@ -174,30 +174,34 @@ func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notifica
 
 // InsertInvoice inserts t, a record that holds its invoice's source_xml_hash, with the job n
 // announces (nil: none), unless a record already holds that hash: then it inserts nothing and
-// returns that record. The look-up and the insert run in one transaction, and the unique
-// source_xml_hash backs the look-up up: of concurrent inserts of one hash exactly one wins,
-// and the others get its record.
-func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notification) (holder *Transaction, err error) {
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		h, err := getWhere(ctx, tx, false, "source_xml_hash = ?", t.SourceXMLHash)
-		if err == nil {
-			holder = h
-			return nil
+// returns that record. The unique source_xml_hash decides (INSERT ... ON CONFLICT DO NOTHING):
+// of concurrent inserts of one hash exactly one wins, and the others get its record.
+func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notification) (*Transaction, error) {
+	inserted := false
+	insertOnce := func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("topup: insert transaction: %w", err)
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		if err := insert(ctx, tx, t); err != nil {
-			return err
-		}
-		return s.enqueue(ctx, tx, n)
-	})
-	if sourceHashKey.Violated(err) {
-		// A delivery of the same hash committed between the look-up and the insert. Read it
-		// after the transaction: PostgreSQL aborts a transaction at its first error.
-		return s.GetBySourceXMLHash(ctx, t.SourceXMLHash)
+		rows, err := res.RowsAffected()
+		inserted = rows == 1
+		return err
 	}
-	return holder, err
+	var err error
+	if n == nil {
+		err = storage.Write(ctx, s.db, insertOnce)
+	} else {
+		err = storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			if err := insertOnce(ctx, tx); err != nil || !inserted {
+				return err
+			}
+			return s.enqueue(ctx, tx, n)
+		})
+	}
+	if err != nil || inserted {
+		return nil, err
+	}
+	return s.GetBySourceXMLHash(ctx, t.SourceXMLHash)
 }
 
 // Settlement is what an Update's closure decided besides the record's fields.
@@ -219,7 +223,7 @@ type Settlement struct {
 // once, and must not touch the database (on SQLite the transaction holds the only connection).
 func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) (Settlement, error)) (*Transaction, error) {
 	var out *Transaction
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := getWhere(ctx, tx, true, "id = ?", id.String())
 		if err != nil {
 			return err

@@ -172,7 +172,7 @@ func (c *Client) normalized() *Client {
 // returned as is.
 func (s *Store) Update(ctx context.Context, codigo string, fn func(*Client) error) (*Client, error) {
 	var out *Client
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := s.byCodigo(ctx, tx, codigo, true)
 		if err != nil {
 			return err
@@ -343,7 +343,7 @@ type SyncOutcome struct {
 // the ERP is then already stale, so it stays false and needs another sync).
 func (s *Store) FinishSync(ctx context.Context, id int64, token string, out SyncOutcome) (*Client, error) {
 	var done *Client
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := s.byID(ctx, tx, id, true)
 		if err != nil {
 			return err

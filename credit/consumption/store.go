@@ -113,12 +113,12 @@ func (s *Store) Intentos(ctx context.Context, autorizacionID string) ([]Intento,
 // StartIntento records the pending audit of a call that has no record yet (GrabarAutorizacion),
 // before the call.
 func (s *Store) StartIntento(ctx context.Context, in *Intento) error {
-	return insertIntento(ctx, s.db, in)
+	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return insertIntento(ctx, db, in) })
 }
 
 // FinishIntento writes the outcome of an attempt that changed no record.
 func (s *Store) FinishIntento(ctx context.Context, in *Intento) error {
-	return finishIntento(ctx, s.db, in)
+	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return finishIntento(ctx, db, in) })
 }
 
 // uniqueAutorizacion is the unique autorizacion_id of consumos (see Migrations).
@@ -131,7 +131,7 @@ var errYaRegistrada = errors.New("consumption: an authorization with this id is 
 // InsertAutorizado stores the record of a granted authorization and completes its attempt, in
 // one transaction.
 func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
 			if uniqueAutorizacion.Violated(err) {
 				return fmt.Errorf("%w: %s", errYaRegistrada, c.AutorizacionID)
@@ -148,7 +148,7 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 // it is. The record is written whole.
 func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Consumo) error) (*Consumo, error) {
 	var out *Consumo
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
 		if err != nil {
 			return err
@@ -180,7 +180,7 @@ type Claim struct {
 // the winner left (a *StateError), as fn decides.
 func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
 	var cl *Claim
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
 		if err != nil {
 			return err
@@ -209,7 +209,7 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 // (an operator reconciled it meanwhile) is ErrNotHeld and nothing is written.
 func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) (*Consumo, error) {
 	var out *Consumo
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, cl.Consumo.AutorizacionID, true)
 		if err != nil {
 			return err
@@ -236,7 +236,7 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 // decision: fn changes the record as it is now and returns the audit of the decision.
 func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Consumo, error) {
 	var out *Consumo
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
 		if err != nil {
 			return err
@@ -271,7 +271,7 @@ func (s *Store) NoRegistradas(ctx context.Context, limit int) ([]Intento, error)
 // whether it did; with audit, the audit row is inserted in the same transaction.
 func (s *Store) MoveIntento(ctx context.Context, id int64, from, to Resultado, audit *Intento) (bool, error) {
 	var moved bool
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewUpdate().Model((*Intento)(nil)).Set("resultado = ?", to).
 			Where("id = ?", id).Where("resultado = ?", from).Exec(ctx)
 		if err != nil {

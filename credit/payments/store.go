@@ -105,7 +105,7 @@ func (s *Store) UpdateByNumeroOperacion(ctx context.Context, n int64, staleBefor
 
 func (s *Store) update(ctx context.Context, where string, key int64, staleBefore time.Time, fn func(*Pago) (Change, error)) (*Pago, error) {
 	var out *Pago
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		p := new(Pago)
 		q := tx.NewSelect().Model(p).Where(where, key)
 		if storage.IsPostgres(tx) {
@@ -241,7 +241,7 @@ func (s *Store) UpdateEntrega(ctx context.Context, e *Entrega) error {
 // they are now, and may ask for a new job, inserted in the same transaction.
 func (s *Store) ChangeEntrega(ctx context.Context, id int64, fn func(*Entrega, *Pago) (enqueue bool, err error)) (*Entrega, error) {
 	var out *Entrega
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		e, p := new(Entrega), new(Pago)
 		q := tx.NewSelect().Model(e).Where("id = ?", id)
 		if storage.IsPostgres(tx) {

@@ -74,6 +74,11 @@ type Common struct {
 	// default 10, well under a client's timeout and the upstreams' 30 s): past it the request
 	// fails with nothing sent, and on PostgreSQL no statement runs or waits for a lock longer.
 	RequestTimeout time.Duration `env:"REQUEST_TIMEOUT" envDefault:"10"`
+	// DatabaseMaxConns is the PostgreSQL pool size of the service (default 16). SQLite always
+	// has one connection (storage.Open).
+	DatabaseMaxConns int `env:"DATABASE_MAX_CONNS" envDefault:"16"`
+	// DebugPprof serves net/http/pprof under /debug/pprof/ (development only).
+	DebugPprof bool `env:"DEBUG_PPROF"`
 }
 
 // Production reports whether APP_ENV is production.
@@ -102,6 +107,8 @@ func (c *Common) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int("body_limit", c.BodyLimit),
 		slog.Duration("request_timeout", c.RequestTimeout),
+		slog.Int("database_max_conns", c.DatabaseMaxConns),
+		slog.Bool("debug_pprof", c.DebugPprof),
 	)
 }
 
@@ -118,6 +125,12 @@ func (c *Common) validate(p *problems) {
 		p.add("BODY_LIMIT", "must be a positive number of bytes")
 	}
 	p.positiveDuration("REQUEST_TIMEOUT", c.RequestTimeout)
+	if c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
+		p.add("DATABASE_MAX_CONNS", "must be a number of connections between 1 and 1000")
+	}
+	if c.DebugPprof && c.Production() {
+		p.add("DEBUG_PPROF", "must not be true in production")
+	}
 	if storage.CheckURL(c.DatabaseURL.Reveal()) != nil {
 		p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")
 	}

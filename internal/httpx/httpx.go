@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/pprof"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -54,6 +55,8 @@ type Config struct {
 	// RequestTimeout is the deadline of every request's context (the database work before an
 	// upstream call); 0 means none. An error that is that deadline is a 503.
 	RequestTimeout time.Duration
+	// Pprof serves net/http/pprof under /debug/pprof/ (DEBUG_PPROF, development only).
+	Pprof bool
 }
 
 // Locals keys.
@@ -94,6 +97,9 @@ func New(cfg Config) *fiber.App {
 		ReadTimeout:                  30 * time.Second,
 		IdleTimeout:                  120 * time.Second,
 	})
+	if cfg.Pprof {
+		app.Use(pprof.New())
+	}
 	app.Use(requestID, observe(cfg.Logger, m), recoverer, noNULInURL, identityBodyOnly, deadline(cfg.RequestTimeout))
 	app.Get("/up", health(cfg.Health, cfg.HealthTimeout))
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry})))

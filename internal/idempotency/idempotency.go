@@ -138,7 +138,7 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string) (*Record, error) {
 	now := s.now().UTC()
 	var out *Record
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewDelete().TableExpr("?", bun.Ident(s.table)).
 			Where("scope = ? AND key = ? AND expires_at < ?", scope, key, now).Exec(ctx); err != nil {
 			return err

@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -62,9 +65,12 @@ type Config struct {
 
 // Queue is a River client bound to the service's database. It is safe for concurrent use.
 type Queue struct {
-	client   *river.Client[*sql.Tx]
-	working  bool
-	postgres bool
+	client      *river.Client[*sql.Tx]
+	working     bool
+	postgres    bool
+	maxAttempts int
+	// checked holds the kinds River itself has inserted once (InsertTx).
+	checked sync.Map
 }
 
 // New builds a Queue on db, which must be the *bun.DB returned by storage.Open (PostgreSQL or
@@ -112,7 +118,7 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return &Queue{client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db)}, nil
+	return &Queue{client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}, nil
 }
 
 // driver picks River's database/sql driver for the engine behind db. Both take *sql.Tx, which
@@ -130,11 +136,61 @@ func driver(db *bun.DB) riverdriver.Driver[*sql.Tx] {
 //
 // Workers notice it at their next poll (Config.PollInterval), since a commit cannot be
 // announced from here.
+//
+// With opts nil, and args whose InsertOpts set at most Queue, MaxAttempts and Priority, the job
+// is one short INSERT of the row River's own insert writes (see the package documentation,
+// "Insert cost"); the first job of each kind goes through River's InsertTx, which checks the
+// kind, its worker and its queue.
 func (q *Queue) InsertTx(ctx context.Context, tx bun.Tx, args river.JobArgs, opts *river.InsertOpts) error {
 	if tx.Tx == nil {
 		return errors.New("jobs: InsertTx outside a transaction")
 	}
+	if o, plain := q.plainOpts(args, opts); plain {
+		if _, seen := q.checked.Load(args.Kind()); seen {
+			return q.insertRow(ctx, tx, args, o)
+		}
+	}
 	if _, err := q.client.InsertTx(ctx, tx.Tx, args, opts); err != nil {
+		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	}
+	q.checked.Store(args.Kind(), true)
+	return nil
+}
+
+// plainOpts resolves the insert options of args as River does, and reports whether they need
+// nothing but the columns insertRow writes.
+func (q *Queue) plainOpts(args river.JobArgs, opts *river.InsertOpts) (river.InsertOpts, bool) {
+	var o river.InsertOpts
+	if a, ok := args.(river.JobArgsWithInsertOpts); ok {
+		o = a.InsertOpts()
+	}
+	if opts != nil || !o.ScheduledAt.IsZero() || len(o.Tags) > 0 || len(o.Metadata) > 0 || o.Pending ||
+		!reflect.ValueOf(o.UniqueOpts).IsZero() {
+		return o, false
+	}
+	o.Queue = cmp.Or(o.Queue, river.QueueDefault)
+	o.MaxAttempts = cmp.Or(o.MaxAttempts, q.maxAttempts)
+	o.Priority = cmp.Or(o.Priority, 1)
+	return o, true
+}
+
+// insertRow writes the job's row: the columns River's JobInsertFast sets for a job without
+// unique key, schedule, tags or metadata, the rest left to the table's defaults.
+func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o river.InsertOpts) error {
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("jobs: insert %s: encode args: %w", args.Kind(), err)
+	}
+	if q.postgres {
+		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, kind, max_attempts, priority, queue, state)
+			VALUES (?, ?, ?, ?, ?, 'available')`, string(encoded), args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
+	} else {
+		// As River's SQLite driver: args a BLOB of JSON text, times from datetime('now', 'subsec').
+		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, created_at, kind, max_attempts, priority, queue, scheduled_at, state)
+			VALUES (?, datetime('now', 'subsec'), ?, ?, ?, ?, datetime('now', 'subsec'), 'available')`,
+			encoded, args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
+	}
+	if err != nil {
 		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -592,6 +593,102 @@ func TestJobsWithArg(t *testing.T) {
 		}
 		if _, err := q.JobsWithArg(ctx, testQueue, "ref') OR 1=1 --", "r-1"); err == nil {
 			t.Fatal("a member that is not a plain name was accepted")
+		}
+	})
+}
+
+// routedArgs names its queue in InsertOpts, as the services' job args do, so InsertTx writes
+// its rows itself after River inserted the first one.
+type routedArgs struct {
+	Ref string `json:"ref"`
+}
+
+func (routedArgs) Kind() string                 { return "routed" }
+func (routedArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: testQueue} }
+
+// The rows InsertTx writes itself are the rows River writes (same kind, queue, state, priority,
+// attempts, args, tags, metadata but River's own nonce), and River works them exactly once.
+func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		setup(t, tg.DB)
+		var mu sync.Mutex
+		runs := map[string]int{}
+		w := river.NewWorkers()
+		river.AddWorker(w, river.WorkFunc(func(ctx context.Context, job *river.Job[routedArgs]) error {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[job.Args.Ref]++
+			return nil
+		}))
+		ins, err := jobs.New(tg.DB, w, jobs.Config{Logger: quietLogger(), MaxAttempts: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := []string{"by-river", "own-1", "own-2"}
+		for _, ref := range refs {
+			err := storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
+				return ins.InsertTx(ctx, tx, routedArgs{Ref: ref}, nil)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := ins.JobsByState(t.Context(), rivertype.JobStateAvailable, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 3 {
+			t.Fatalf("%d available jobs, want 3", len(rows))
+		}
+		byRef := map[string]*rivertype.JobRow{}
+		for _, r := range rows {
+			var a routedArgs
+			if err := json.Unmarshal(r.EncodedArgs, &a); err != nil {
+				t.Fatalf("args %q: %v", r.EncodedArgs, err)
+			}
+			byRef[a.Ref] = r
+		}
+		river1 := byRef["by-river"]
+		for _, ref := range refs[1:] {
+			own := byRef[ref]
+			if own == nil {
+				t.Fatalf("no job for %s", ref)
+			}
+			if own.Kind != river1.Kind || own.Queue != river1.Queue || own.State != river1.State || own.Priority != river1.Priority ||
+				own.MaxAttempts != river1.MaxAttempts || own.Attempt != river1.Attempt || len(own.Tags) != len(river1.Tags) {
+				t.Errorf("%s: kind %s queue %s state %s priority %d max %d attempt %d tags %v; River wrote %s %s %s %d %d %d %v", ref,
+					own.Kind, own.Queue, own.State, own.Priority, own.MaxAttempts, own.Attempt, own.Tags,
+					river1.Kind, river1.Queue, river1.State, river1.Priority, river1.MaxAttempts, river1.Attempt, river1.Tags)
+			}
+			if own.MaxAttempts != 7 || own.Queue != testQueue {
+				t.Errorf("%s: max attempts %d queue %s, want the config's 7 and the args' %s", ref, own.MaxAttempts, own.Queue, testQueue)
+			}
+			var args map[string]any
+			if err := json.Unmarshal(own.EncodedArgs, &args); err != nil || len(args) != 1 || args["ref"] != ref {
+				t.Errorf("%s: args %s (%v), want {\"ref\": %q}", ref, own.EncodedArgs, err, ref)
+			}
+			var meta map[string]any
+			if err := json.Unmarshal(own.Metadata, &meta); err != nil || len(meta) != 0 {
+				t.Errorf("%s: metadata %s (%v), want {}", ref, own.Metadata, err)
+			}
+			if own.ScheduledAt.Before(river1.ScheduledAt) || own.ScheduledAt.After(time.Now().Add(time.Second)) {
+				t.Errorf("%s: scheduled at %v, River's job %v, now %v", ref, own.ScheduledAt, river1.ScheduledAt, time.Now())
+			}
+		}
+
+		cfg := workerConfig()
+		q := startQueue(t, tg.DB, w, cfg)
+		waitFor(t, "the three jobs to complete", func() bool {
+			done, err := q.JobsByState(t.Context(), rivertype.JobStateCompleted, 0)
+			return err == nil && len(done) == 3
+		})
+		time.Sleep(5 * poll)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ref := range refs {
+			if runs[ref] != 1 {
+				t.Errorf("%s ran %d times, want 1", ref, runs[ref])
+			}
 		}
 	})
 }

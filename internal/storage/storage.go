@@ -28,7 +28,12 @@ import (
 // sqlitePragmas are required for correct concurrent writes; see the package documentation.
 // busy_timeout is 10 s, or the statement timeout (WithStatementTimeout): SQLite waits for another
 // process's write lock in a busy handler that no context cancels.
-const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+// synchronous(FULL): in WAL mode every commit is synced to disk before it returns, so a record
+// that was answered survives a power cut (NORMAL would only survive a crash of the process).
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+
+// DefaultMaxConns is the PostgreSQL pool size when WithMaxConns is not given.
+const DefaultMaxConns = 16
 
 // Option configures Open.
 type Option func(*openOptions)
@@ -36,6 +41,13 @@ type Option func(*openOptions)
 type openOptions struct {
 	wrap             func(driver.Connector) driver.Connector
 	statementTimeout time.Duration
+	maxConns         int
+}
+
+// WithMaxConns sets the PostgreSQL pool size (DATABASE_MAX_CONNS); 0 means DefaultMaxConns.
+// SQLite always has one connection.
+func WithMaxConns(n int) Option {
+	return func(o *openOptions) { o.maxConns = n }
 }
 
 // WithStatementTimeout bounds every statement and every wait for a lock: on PostgreSQL
@@ -97,9 +109,15 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 			cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
 			cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(ms, 10)
 		}
-		sqldb := sql.OpenDB(wrap(stdlib.GetConnector(*cfg)))
-		sqldb.SetMaxOpenConns(20)
-		sqldb.SetMaxIdleConns(10)
+		sqldb := sql.OpenDB(wrap(simpleArgless{stdlib.GetConnector(*cfg)}))
+		n := o.maxConns
+		if n <= 0 {
+			n = DefaultMaxConns
+		}
+		// Every connection stays open: a pool that closes idle ones reconnects (TLS, auth,
+		// pgx's statement cache lost) in the middle of a burst.
+		sqldb.SetMaxOpenConns(n)
+		sqldb.SetMaxIdleConns(n)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db = bun.NewDB(sqldb, pgdialect.New())
 	} else {
@@ -115,6 +133,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 		// pool meanwhile (it would wait forever): stores do all of a transaction's work on it.
 		sqldb.SetMaxOpenConns(1)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
+		groupCommit(db, sqliteBusy(o.statementTimeout))
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -201,14 +220,19 @@ func sqliteDSN(databaseURL string, busy time.Duration) (string, error) {
 			}
 		}
 	}
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
-	dsn := "file:" + path + "?" + sqlitePragmas + "&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")"
+	dsn := "file:" + path + "?" + sqlitePragmas + "&_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusy(busy).Milliseconds(), 10) + ")"
 	if query != "" {
 		dsn += "&" + query
 	}
 	return dsn, nil
+}
+
+// sqliteBusy is SQLite's busy timeout for a statement timeout (0: 10 s).
+func sqliteBusy(statementTimeout time.Duration) time.Duration {
+	if statementTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return statementTimeout
 }
 
 // Redact returns databaseURL with any password replaced, for logs and errors.

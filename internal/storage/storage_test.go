@@ -147,7 +147,7 @@ func TestCompareAndSetHasExactlyOneWinner(t *testing.T) {
 				defer wg.Done()
 				<-start
 				won := false
-				err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+				err := storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
 					res, err := tx.NewUpdate().Model((*item)(nil)).Set("estado = ?", "CONSUMIDO").
 						Where("id = ?", it.ID).Where("estado = ?", "AUTORIZADO").Exec(ctx)
 					if err != nil {

@@ -221,7 +221,7 @@ func run(ctx context.Context, args []string) error {
 		return errUsage
 	}
 
-	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal(), storage.WithStatementTimeout(cfg.RequestTimeout))
+	db, err := storage.Open(ctx, cfg.DatabaseURL.Reveal(), storage.WithStatementTimeout(cfg.RequestTimeout), storage.WithMaxConns(cfg.DatabaseMaxConns))
 	if err != nil {
 		return err
 	}

@@ -133,6 +133,7 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 		ErrorMapper:    mapError,
 		Registry:       reg,
 		RequestTimeout: cfg.RequestTimeout,
+		Pprof:          cfg.DebugPprof,
 	})
 	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
 	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos}, &pagoHandlers{svc: s.pagos})

@@ -135,6 +135,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		ErrorMapper:    mapError,
 		Registry:       reg,
 		RequestTimeout: cfg.RequestTimeout,
+		Pprof:          cfg.DebugPprof,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
 

@@ -1,0 +1,166 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/platform/integrations/internal/storage"
+	"github.com/platform/integrations/internal/storage/storagetest"
+)
+
+var errRefused = errors.New("refused by the closure")
+
+// Concurrent transactions each keep their own outcome, whether or not they were committed in one
+// group: an error or a panic undoes that transaction's rows only, and every committed one is
+// there afterwards.
+func TestRunInTxKeepsEachOutcome(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		if _, err := storage.Migrate(t.Context(), tg.DB, "test_migrations", testMigrations); err != nil {
+			t.Fatal(err)
+		}
+		const n = 60
+		type outcome struct {
+			err      error
+			panicked any
+		}
+		outcomes := make([]outcome, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				defer func() { outcomes[i].panicked = recover() }()
+				outcomes[i].err = storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
+					it := &item{Code: fmt.Sprintf("C%02d", i), Estado: "NEW", CreatedAt: time.Now().UTC()}
+					if _, err := tx.NewInsert().Model(it).Exec(ctx); err != nil {
+						return err
+					}
+					switch i % 10 {
+					case 3:
+						return errRefused
+					case 7:
+						panic(fmt.Sprintf("closure %d panicked", i))
+					}
+					return nil
+				})
+			})
+		}
+		close(start)
+		wg.Wait()
+
+		var codes []string
+		if err := tg.DB.NewSelect().Model((*item)(nil)).Column("code").Order("code").Scan(t.Context(), &codes); err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]bool{}
+		for _, c := range codes {
+			stored[c] = true
+		}
+		for i, o := range outcomes {
+			code := fmt.Sprintf("C%02d", i)
+			switch i % 10 {
+			case 3:
+				if !errors.Is(o.err, errRefused) || stored[code] {
+					t.Errorf("%s: err %v, stored %v; want errRefused and no row", code, o.err, stored[code])
+				}
+			case 7:
+				if o.panicked != fmt.Sprintf("closure %d panicked", i) || stored[code] {
+					t.Errorf("%s: panic %v, stored %v; want the closure's panic in the caller and no row", code, o.panicked, stored[code])
+				}
+			default:
+				if o.err != nil || o.panicked != nil || !stored[code] {
+					t.Errorf("%s: err %v, panic %v, stored %v; want committed", code, o.err, o.panicked, stored[code])
+				}
+			}
+		}
+		if want := n - 2*n/10; len(codes) != want {
+			t.Errorf("%d rows, want %d", len(codes), want)
+		}
+	})
+}
+
+// On SQLite, transactions waiting for the connection are committed together, and the work of a
+// transaction that failed inside a group (here a unique violation) does not leak into it.
+func TestRunInTxGroupsSQLiteCommits(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	if _, err := storage.Migrate(t.Context(), tg.DB, "test_migrations", testMigrations); err != nil {
+		t.Fatal(err)
+	}
+	var groups, largest atomic.Int32
+	storage.OnGroupCommit(func(n int) {
+		groups.Add(1)
+		if int32(n) > largest.Load() {
+			largest.Store(int32(n))
+		}
+	})
+	t.Cleanup(func() { storage.OnGroupCommit(nil) })
+
+	const n = 200
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for i := range n {
+		wg.Go(func() {
+			err := storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
+				if _, err := tx.NewUpdate().Model((*item)(nil)).Set("estado = 'SEEN'").Where("estado = 'NEW'").Exec(ctx); err != nil {
+					return err
+				}
+				// Every tenth one collides with the previous one's code.
+				code := fmt.Sprintf("G%03d", i-i%10/9)
+				_, err := tx.NewInsert().Model(&item{Code: code, Estado: "NEW", CreatedAt: time.Now().UTC()}).Exec(ctx)
+				return err
+			})
+			if err != nil {
+				if !storage.IsUniqueViolation(err) {
+					t.Errorf("transaction %d: %v", i, err)
+				}
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if groups.Load() >= n || largest.Load() < 2 {
+		t.Fatalf("%d commits for %d transactions (largest group %d): nothing was grouped", groups.Load(), n, largest.Load())
+	}
+	count, err := tg.DB.NewSelect().Model((*item)(nil)).Count(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count+int(failed.Load()) != n {
+		t.Fatalf("%d rows + %d failed transactions, want %d", count, failed.Load(), n)
+	}
+	t.Logf("%d transactions in %d commits, largest group %d", n, groups.Load(), largest.Load())
+}
+
+// A caller whose context ended while it waited for its turn gets the context's error, and its
+// closure never runs.
+func TestRunInTxCallerGoneBeforeItsTurn(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		ran := false
+		err := storage.RunInTx(ctx, tg.DB, func(context.Context, bun.Tx) error { ran = true; return nil })
+		if !errors.Is(err, context.Canceled) || ran {
+			t.Fatalf("err %v, ran %v; want context.Canceled and no run", err, ran)
+		}
+	})
+}
+
+// Commits on SQLite are durable: synchronous FULL on every connection Open makes (with WAL,
+// NORMAL would lose the last commits on a power cut).
+func TestSQLiteCommitsAreSynchronousFull(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	var sync int
+	if err := tg.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil {
+		t.Fatal(err)
+	}
+	if sync != 2 {
+		t.Fatalf("PRAGMA synchronous = %d, want 2 (FULL)", sync)
+	}
+}
