@@ -4,7 +4,7 @@ PKGS     ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 15m
 BENCHTIME ?= 1s
 
-.PHONY: run run-credit run-topup test lint generate check-generate bench build migrate
+.PHONY: run run-credit run-topup test lint generate check-generate bench bench-services build migrate
 
 ## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in fakes)
 # The binaries run directly, not under `go run` (which dies on SIGTERM and leaves its child
@@ -47,6 +47,11 @@ check-generate: generate
 ## bench: every benchmark with allocation counts
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## bench-services: both services side by side with ../shared/perf's floor program, SQLite and
+## PostgreSQL, three runs each, then the ratio table (BENCHMARKS.md; about 20 minutes)
+bench-services:
+	scripts/bench-services.sh
 
 ## migrate: apply both services' migrations (DATABASE_URL, else the SQLite files under ./data) and exit
 migrate:

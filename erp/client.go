@@ -62,7 +62,11 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		hc := *o.httpClient
 		rc = resty.NewWithClient(&hc)
 	} else {
-		rc = resty.New()
+		// resty's own transport keeps GOMAXPROCS+1 idle connections per host: under more
+		// concurrent callers than that, every call past them opened a new TCP connection.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 32
+		rc = resty.NewWithClient(&http.Client{Transport: tr})
 	}
 	// No retries: a create that timed out may have been applied, and repeating it is the
 	// caller's decision. No logging from resty: requests carry the API key.

@@ -55,7 +55,7 @@ start() {
   shift 3
   local t0 t1 pid i rss
   t0=$(date +%s%N)
-  env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" LOG_LEVEL=warn "$@" \
+  env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" "$@" \
     "$work/bin/$name" >"$work/$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")

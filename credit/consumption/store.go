@@ -130,17 +130,35 @@ var errYaRegistrada = errors.New("consumption: an authorization with this id is 
 
 // InsertAutorizado stores the record of a granted authorization and completes its attempt, in
 // one transaction.
+//
+// On PostgreSQL both writes are one statement (a data-modifying WITH), one round trip instead
+// of four with BEGIN and COMMIT; on SQLite they are one transaction of the commit group.
 func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) error {
+	in.AutorizacionID = c.AutorizacionID
+	if storage.IsPostgres(s.db) {
+		ins := s.db.NewInsert().Model(c).Returning("id")
+		upd := s.db.NewUpdate().Model(in).Column(intentoOutcome...).Value("consumo_id", "(SELECT id FROM c)").WherePK()
+		err := s.db.NewSelect().With("c", ins).With("u", upd).Table("c").Column("id").Scan(ctx, &c.ID)
+		if err != nil {
+			return insertAutorizadoError(c, err)
+		}
+		in.ConsumoID = c.ID
+		return nil
+	}
 	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
-			if uniqueAutorizacion.Violated(err) {
-				return fmt.Errorf("%w: %s", errYaRegistrada, c.AutorizacionID)
-			}
-			return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
+			return insertAutorizadoError(c, err)
 		}
-		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
+		in.ConsumoID = c.ID
 		return finishIntento(ctx, tx, in)
 	})
+}
+
+func insertAutorizadoError(c *Consumo, err error) error {
+	if uniqueAutorizacion.Violated(err) {
+		return fmt.Errorf("%w: %s", errYaRegistrada, c.AutorizacionID)
+	}
+	return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
 }
 
 // Update changes the record of an authorization in one transaction: fn decides on the record as
@@ -341,10 +359,11 @@ func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
 	return nil
 }
 
+// intentoOutcome are the columns an attempt's outcome writes (consumo_id first).
+var intentoOutcome = []string{"consumo_id", "autorizacion_id", "resultado", "codigo_upstream", "mensaje_upstream", "respuesta", "terminado_at"}
+
 func finishIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	_, err := db.NewUpdate().Model(in).
-		Column("consumo_id", "autorizacion_id", "resultado", "codigo_upstream", "mensaje_upstream", "respuesta", "terminado_at").
-		WherePK().Exec(ctx)
+	_, err := db.NewUpdate().Model(in).Column(intentoOutcome...).WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}

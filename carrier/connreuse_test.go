@@ -1,0 +1,57 @@
+package carrier_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/platform/integrations/carrier/carriertest"
+)
+
+// The client keeps its connection to the SPR: sequential calls, refusals included, share one TCP
+// connection, and concurrent callers never open more connections than there are callers.
+func TestConnectionReuse(t *testing.T) {
+	fake := carriertest.NewFake(carriertest.WithCredentials(sprUser, sprPassword, sprCompany))
+	var conns atomic.Int64
+	ts := httptest.NewUnstartedServer(fake)
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.Start()
+	t.Cleanup(func() { fake.Close(); ts.Close() })
+	c := newClient(t, config(ts.URL+"/spr", 5*time.Second))
+
+	for i := range 60 {
+		subscriber := "593987654321"
+		if i%3 == 1 {
+			subscriber = "593990000001" // refused by the carrier (magic subscriber)
+		}
+		_, _ = c.Topup(t.Context(), topup(fmt.Sprintf("T-REUSE-%d", i), subscriber))
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("60 sequential calls opened %d TCP connections, want 1", n)
+	}
+
+	const callers = 8
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() {
+			for i := range 20 {
+				if _, err := c.Topup(t.Context(), topup(fmt.Sprintf("T-PAR-%d-%d", w, i), "593987654321")); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := conns.Load(); n > callers {
+		t.Fatalf("%d concurrent callers opened %d TCP connections in all, want at most %d", callers, n, callers)
+	}
+}
