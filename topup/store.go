@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -228,6 +229,7 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 		if err != nil {
 			return err
 		}
+		snap := storage.TakeSnapshot(tx, cur)
 		next := *cur
 		st, err := fn(&next)
 		if err != nil {
@@ -235,13 +237,16 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 		}
 		out = cur
 		if st.Save {
-			res, err := tx.NewUpdate().Model(&next).ExcludeColumn("id", "created_at").Where("id = ?", id.String()).Exec(ctx)
-			if err != nil {
-				return fmt.Errorf("topup: update transaction: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != 1 {
-				// Cannot happen while the row is locked; kept so that a lost update is loud.
-				return fmt.Errorf("topup: update transaction %s: %d rows (%v)", id, n, err)
+			// Only the columns fn changed: the raw XML and payload are not written again.
+			if cols := slices.DeleteFunc(snap.Changed(&next), func(c string) bool { return c == "created_at" }); len(cols) > 0 {
+				res, err := tx.NewUpdate().Model(&next).Column(cols...).Where("id = ?", id.String()).Exec(ctx)
+				if err != nil {
+					return fmt.Errorf("topup: update transaction: %w", err)
+				}
+				if n, err := res.RowsAffected(); err != nil || n != 1 {
+					// Cannot happen while the row is locked; kept so that a lost update is loud.
+					return fmt.Errorf("topup: update transaction %s: %d rows (%v)", id, n, err)
+				}
 			}
 			out = &next
 		}

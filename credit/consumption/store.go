@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -171,10 +172,11 @@ func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Cons
 		if err != nil {
 			return err
 		}
+		snap := storage.TakeSnapshot(tx, c)
 		if err := fn(c); err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c); err != nil {
+		if err := save(ctx, tx, c, snap); err != nil {
 			return err
 		}
 		out = c
@@ -203,11 +205,12 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 		if err != nil {
 			return err
 		}
+		snap := storage.TakeSnapshot(tx, c)
 		in, err := fn(c)
 		if err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c); err != nil {
+		if err := save(ctx, tx, c, snap); err != nil {
 			return err
 		}
 		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
@@ -232,13 +235,14 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 		if err != nil {
 			return err
 		}
+		snap := storage.TakeSnapshot(tx, c)
 		if c.OperacionEnCurso != cl.marker {
 			return fmt.Errorf("%w: authorization %s, %s (held by %q)", ErrNotHeld, c.AutorizacionID, cl.marker, c.OperacionEnCurso)
 		}
 		if err := fn(c); err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c); err != nil {
+		if err := save(ctx, tx, c, snap); err != nil {
 			return err
 		}
 		if err := finishIntento(ctx, tx, cl.Intento); err != nil {
@@ -259,11 +263,12 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 		if err != nil {
 			return err
 		}
+		snap := storage.TakeSnapshot(tx, c)
 		audit, err := fn(c)
 		if err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c); err != nil {
+		if err := save(ctx, tx, c, snap); err != nil {
 			return err
 		}
 		if err := insertIntento(ctx, tx, audit); err != nil {
@@ -344,9 +349,13 @@ func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrec
 	return held, unrecorded, nil
 }
 
-// save writes every column of the locked record c.
-func save(ctx context.Context, tx bun.Tx, c *Consumo) error {
-	if _, err := tx.NewUpdate().Model(c).ExcludeColumn("id", "created_at").WherePK().Exec(ctx); err != nil {
+// save writes the columns of the locked record c that changed since it was read (snap).
+func save(ctx context.Context, tx bun.Tx, c *Consumo, snap storage.Snapshot) error {
+	cols := slices.DeleteFunc(snap.Changed(c), func(col string) bool { return col == "created_at" })
+	if len(cols) == 0 {
+		return nil
+	}
+	if _, err := tx.NewUpdate().Model(c).Column(cols...).WherePK().Exec(ctx); err != nil {
 		return fmt.Errorf("consumption: update authorization %s: %w", c.AutorizacionID, err)
 	}
 	return nil

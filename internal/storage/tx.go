@@ -154,6 +154,15 @@ func (c *committer) commit(db *bun.DB, group []*member) {
 		fail(fmt.Errorf("storage: begin transaction: %w", err))
 		return
 	}
+	// A group of one needs no savepoint: its failure rolls the transaction back.
+	alone := len(group) == 1
+	exec := func(q string) error {
+		if alone {
+			return nil
+		}
+		_, err := tx.ExecContext(context.Background(), q)
+		return err
+	}
 	ran := false
 	for i, m := range group {
 		if err := m.ctx.Err(); err != nil {
@@ -161,14 +170,14 @@ func (c *committer) commit(db *bun.DB, group []*member) {
 			continue
 		}
 		sp := "grp" + strconv.Itoa(i)
-		if _, err := tx.ExecContext(context.Background(), "SAVEPOINT "+sp); err != nil {
+		if err := exec("SAVEPOINT " + sp); err != nil {
 			m.err = fmt.Errorf("storage: savepoint: %w", err)
 			continue
 		}
 		m.err, m.panic = call(m, tx)
 		if m.err == nil && m.panic == nil {
 			ran = true
-			if _, err := tx.ExecContext(context.Background(), "RELEASE "+sp); err != nil {
+			if err := exec("RELEASE " + sp); err != nil {
 				_ = tx.Rollback()
 				fail(fmt.Errorf("storage: release savepoint: %w", err))
 				return
@@ -178,9 +187,9 @@ func (c *committer) commit(db *bun.DB, group []*member) {
 		// ROLLBACK TO keeps the savepoint open; RELEASE closes it. If SQLite rolled the whole
 		// transaction back (an I/O error, SQLITE_FULL), the savepoint is gone and so is the work
 		// of the group's earlier members: they fail too.
-		_, err := tx.ExecContext(context.Background(), "ROLLBACK TO "+sp)
+		err := exec("ROLLBACK TO " + sp)
 		if err == nil {
-			_, err = tx.ExecContext(context.Background(), "RELEASE "+sp)
+			err = exec("RELEASE " + sp)
 		}
 		if err != nil {
 			_ = tx.Rollback()
