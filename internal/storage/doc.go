@@ -8,16 +8,30 @@
 //     with the pure-Go driver modernc.org/sqlite and bun's sqlitedialect, so a machine with
 //     nothing installed can run the services.
 //
-// SQLite is always opened with journal_mode(WAL), busy_timeout(10000), foreign_keys(1) and
-// _txlock=immediate: without them concurrent writers get SQLITE_BUSY, and a compare-and-set
+// SQLite is always opened with journal_mode(WAL), synchronous(FULL), busy_timeout(10000),
+// foreign_keys(1) and _txlock=immediate: FULL syncs every commit to disk before it returns, so
+// an answered record survives a power cut; without them concurrent writers get SQLITE_BUSY, and a compare-and-set
 // (UPDATE ... WHERE id = ? AND estado = ?) can end with no winner at all. SQLite has no
 // SELECT ... FOR UPDATE, stores DECIMAL columns with NUMERIC affinity (money arithmetic therefore
 // stays in Go with shopspring/decimal) and compares timestamps as text, so callers always bind
 // time.Time values in UTC and never compare against SQL expressions such as now().
 //
-// Open owns the pool: PostgreSQL keeps up to 20 connections; SQLite exactly one, since SQLite has
-// one writer at a time and queueing in Go avoids the busy handler's sleeps. A store therefore
-// does all the work of a transaction on the transaction, never on the pool while it holds one.
+// Open owns the pool: PostgreSQL keeps [DefaultMaxConns] connections open ([WithMaxConns],
+// DATABASE_MAX_CONNS); SQLite exactly one, since SQLite has one writer at a time and queueing in
+// Go avoids the busy handler's sleeps. A store therefore does all the work of a transaction on
+// the transaction, never on the pool while it holds one.
+//
+// Stores run their transactions with [RunInTx] (and single-statement writes with [Write]). On
+// SQLite that is a group commit: the transactions waiting for the one connection run one after
+// another in a single transaction, each in a savepoint, and share one fsync; each caller still
+// gets its own outcome and returns only once its work is on disk. On PostgreSQL it is
+// bun's RunInTx, and Write runs its statement without BEGIN and COMMIT.
+//
+// bun writes argument values into the SQL text, so every statement is new to the driver. On
+// PostgreSQL such statements (no arguments) go over the simple protocol, one round trip: pgx's
+// default prepared-statement cache cost a Parse round trip per statement and churned the cache.
+// Statements with arguments (River's) keep pgx's cache. An UPDATE of a record writes only the
+// columns that changed since it was read ([Snapshot]).
 //
 // Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
 // bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL
