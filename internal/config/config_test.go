@@ -198,6 +198,12 @@ func TestProductionValid(t *testing.T) {
 	if len(tp.Fakes()) != 0 || tp.Carrier.MockMode || !tp.Carrier.OAuthEnabled() {
 		t.Errorf("production top-up: fakes %v, mock %v", tp.Fakes(), tp.Carrier.MockMode)
 	}
+	if c.DatabaseMaxConns != 16 || c.DebugPprof {
+		t.Errorf("production credit: DATABASE_MAX_CONNS %d, DEBUG_PPROF %v; want 16 and false", c.DatabaseMaxConns, c.DebugPprof)
+	}
+	if tp, err := ParseTopup(with(prodTopupEnv(), "DATABASE_MAX_CONNS", "40")); err != nil || tp.DatabaseMaxConns != 40 {
+		t.Errorf("DATABASE_MAX_CONNS=40: %v, %+v", err, tp)
+	}
 	// With a JWK Set the HS256 secret is unused, so its default is harmless.
 	if _, err := ParseCredit(with(prodCreditEnv(), "JWT_SECRET", "<unset>", "JWT_JWKS_URL", "https://idp.example/jwks.json")); err != nil {
 		t.Errorf("production with JWT_JWKS_URL refused: %v", err)
@@ -225,6 +231,9 @@ func TestValidation(t *testing.T) {
 		{"bad log level", credit, with(dev, "LOG_LEVEL", "loud"), []string{"LOG_LEVEL"}},
 		{"bad body limit", credit, with(dev, "BODY_LIMIT", "0"), []string{"BODY_LIMIT"}},
 		{"request timeout zero", topup, with(dev, "REQUEST_TIMEOUT", "0"), []string{"REQUEST_TIMEOUT"}},
+		{"pool size zero", credit, with(dev, "DATABASE_MAX_CONNS", "0"), []string{"DATABASE_MAX_CONNS"}},
+		{"pool size not a number", topup, with(dev, "DATABASE_MAX_CONNS", "many"), []string{"DATABASE_MAX_CONNS"}},
+		{"profiler in production", credit, with(prodCreditEnv(), "DEBUG_PPROF", "true"), []string{"DEBUG_PPROF"}},
 		{"credit reconciler interval negative", credit, with(dev, "CREDIT_RECONCILE_INTERVAL", "-1"), []string{"CREDIT_RECONCILE_INTERVAL"}},
 		// The reconciler would resend a top-up still in flight: the message names both settings.
 		{"pending-after equal to the carrier timeout", topup, with(with(dev, "CARRIER_TIMEOUT", "30"), "RECARGAS_RECONCILE_PENDING_AFTER", "30"),

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -460,5 +461,21 @@ func TestBodyWithoutContentTypeIsJSON(t *testing.T) {
 	a := newTestApp(t, nil)
 	if r := a.do(t, post(`{"codigo_empresa":"1","monto":"1"}`, "")); r.status != http.StatusCreated {
 		t.Fatalf("valid JSON without Content-Type: status %d, want 201: %s", r.status, r.body)
+	}
+}
+
+// The profiler is served only when asked for (DEBUG_PPROF, development only).
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		t.Run(fmt.Sprint(enabled), func(t *testing.T) {
+			app := httpx.New(httpx.Config{Service: "test", Pprof: enabled})
+			resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/debug/pprof/cmdline", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{false: 404, true: 200}[enabled]; resp.StatusCode != want {
+				t.Fatalf("GET /debug/pprof/cmdline = %d, want %d", resp.StatusCode, want)
+			}
+		})
 	}
 }
