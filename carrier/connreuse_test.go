@@ -13,9 +13,9 @@ import (
 	"github.com/platform/integrations/carrier/carriertest"
 )
 
-// The client keeps its connection to the SPR: sequential calls, refusals included, share one TCP
+// With its default transport the client keeps its connection to the SPR: sequential calls, refusals included, share one TCP
 // connection, and concurrent callers never open more connections than there are callers.
-func TestConnectionReuse(t *testing.T) {
+func TestDefaultTransportKeepsConnections(t *testing.T) {
 	fake := carriertest.NewFake(carriertest.WithCredentials(sprUser, sprPassword, sprCompany))
 	var conns atomic.Int64
 	ts := httptest.NewUnstartedServer(fake)
