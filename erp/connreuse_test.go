@@ -37,17 +37,19 @@ func TestConnectionReuse(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Fatalf("60 sequential calls opened %d TCP connections, want 1", n)
 	}
-	const callers = 8
-	var wg sync.WaitGroup
-	for range callers {
-		wg.Go(func() {
-			for range 20 {
+	// Rounds of 8 concurrent calls: the idle pool keeps what the first rounds opened (a pool
+	// of 3, resty's default, opened 5 new connections in every round, about 100 in all).
+	const callers, rounds = 8, 20
+	for range rounds {
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
 				_, _ = c.LookupClient(t.Context(), "000598", "0102030405")
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	if n := conns.Load(); n > callers {
-		t.Fatalf("%d concurrent callers opened %d TCP connections in all, want at most %d", callers, n, callers)
+	if n := conns.Load(); n > 2*callers {
+		t.Fatalf("%d rounds of %d concurrent calls opened %d TCP connections in all, want at most %d", rounds, callers, n, 2*callers)
 	}
 }

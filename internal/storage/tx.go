@@ -174,7 +174,7 @@ func (c *committer) commit(db *bun.DB, group []*member) {
 			m.err = fmt.Errorf("storage: savepoint: %w", err)
 			continue
 		}
-		m.err, m.panic = call(m, tx)
+		call(m, tx)
 		if m.err == nil && m.panic == nil {
 			ran = true
 			if err := exec("RELEASE " + sp); err != nil {
@@ -210,12 +210,13 @@ func (c *committer) commit(db *bun.DB, group []*member) {
 	}
 }
 
-// call runs m's fn, turning a panic into a value re-raised in m's goroutine.
-func call(m *member, tx bun.Tx) (err error, p any) {
+// call runs m's fn and sets its outcome, turning a panic into a value re-raised in m's
+// goroutine.
+func call(m *member, tx bun.Tx) {
 	defer func() {
 		if r := recover(); r != nil {
-			p = r
+			m.panic = r
 		}
 	}()
-	return m.fn(context.WithoutCancel(m.ctx), tx), nil
+	m.err = m.fn(context.WithoutCancel(m.ctx), tx)
 }
