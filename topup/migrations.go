@@ -180,6 +180,27 @@ var Migrations = storage.NewMigrations(
 		},
 		Down: func(context.Context, bun.Tx) error { return nil },
 	},
+	storage.Migration{
+		// One row per recipient a notification job reached (sent) or could never reach
+		// (rejected): a job retried after a crash sends nothing to the recipients it lists.
+		Name: "20261125000400_notification_deliveries",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `CREATE TABLE topup_notification_deliveries (
+					job_id BIGINT NOT NULL,
+					recipient VARCHAR(320) NOT NULL,
+					transaction_id VARCHAR(36) NOT NULL,
+					kind VARCHAR(40) NOT NULL,
+					state VARCHAR(20) NOT NULL,
+					detail TEXT,
+					at $TIMESTAMP NOT NULL,
+					PRIMARY KEY (job_id, recipient)
+				)`,
+				`CREATE INDEX topup_notification_deliveries_tx_idx ON topup_notification_deliveries (transaction_id)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `DROP TABLE topup_notification_deliveries`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

@@ -97,11 +97,24 @@ func (n Notification) Args() (river.JobArgs, error) {
 	return nil, fmt.Errorf("topup: unknown notification event %q", n.Event)
 }
 
-// Sender delivers one notification (the e-mail worker of the notifications issue). An error
-// makes River retry the job with backoff. It is never called with an empty Recipients: the
-// worker completes such a job without calling it.
+// Delivery is one run of a notification job: the job's id (the key of its per-recipient
+// delivery records) and attempt, and the notification.
+type Delivery struct {
+	JobID   int64
+	Attempt int
+	Notification
+}
+
+// ErrUndeliverable marks a Sender's error that no retry can cure (every remaining recipient
+// refused for good, a message the server rejects): the job is cancelled with it instead of
+// being retried.
+var ErrUndeliverable = errors.New("topup: notification cannot be delivered")
+
+// Sender delivers one notification (package topup/email). An error makes River retry the job
+// with backoff, unless it wraps ErrUndeliverable. It is never called with an empty Recipients:
+// the worker completes such a job without calling it.
 type Sender interface {
-	Send(ctx context.Context, n Notification) error
+	Send(ctx context.Context, d Delivery) error
 }
 
 // AddNotificationWorkers registers on workers one River worker per notification kind, each
@@ -141,7 +154,11 @@ func (w *notificationWorker[T]) Work(ctx context.Context, job *river.Job[T]) err
 	if len(n.Recipients) == 0 {
 		return nil
 	}
-	return w.s.Send(ctx, n)
+	err := w.s.Send(ctx, Delivery{JobID: job.ID, Attempt: job.Attempt, Notification: n})
+	if errors.Is(err, ErrUndeliverable) {
+		return river.JobCancel(err)
+	}
+	return err
 }
 
 // Recipients de-duplicates addresses case-insensitively, trimming blanks and dropping empty

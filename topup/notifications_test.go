@@ -21,10 +21,10 @@ type recordingSender struct {
 	sent []Notification
 }
 
-func (r *recordingSender) Send(_ context.Context, n Notification) error {
+func (r *recordingSender) Send(_ context.Context, d Delivery) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sent = append(r.sent, n)
+	r.sent = append(r.sent, d.Notification)
 	return nil
 }
 

@@ -485,6 +485,10 @@ type NotificationJob struct {
 	Attempt    int
 	Recipients []string
 	OccurredAt time.Time
+	// LastError is the error of the job's last failed attempt ("" when none).
+	LastError string
+	// Deliveries is the recorded outcome of each recipient reached or refused so far.
+	Deliveries []RecipientDelivery
 }
 
 // Notifications returns the notification jobs of transaction id that River still holds,
@@ -494,6 +498,10 @@ func (s *Store) Notifications(ctx context.Context, id uuid.UUID) ([]Notification
 	if err != nil {
 		return nil, fmt.Errorf("topup: read notifications: %w", err)
 	}
+	deliveries, err := s.TransactionDeliveries(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]NotificationJob, 0, len(rows))
 	for _, r := range rows {
 		j := NotificationJob{ID: r.ID, Kind: r.Kind, State: string(r.State), Attempt: r.Attempt}
@@ -501,7 +509,70 @@ func (s *Store) Notifications(ctx context.Context, id uuid.UUID) ([]Notification
 		if err := json.Unmarshal(r.EncodedArgs, &n); err == nil {
 			j.Recipients, j.OccurredAt = n.Recipients, n.OccurredAt
 		}
+		if len(r.Errors) > 0 {
+			j.LastError = r.Errors[len(r.Errors)-1].Error
+		}
+		for _, d := range deliveries {
+			if d.JobID == r.ID {
+				j.Deliveries = append(j.Deliveries, d)
+			}
+		}
 		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Delivery states of a recipient of a notification job.
+const (
+	DeliverySent     = "sent"     // the mail server accepted the message for the recipient
+	DeliveryRejected = "rejected" // refused for good (a 5xx answer): never tried again
+)
+
+// RecipientDelivery is the outcome of a notification job for one recipient.
+type RecipientDelivery struct {
+	bun.BaseModel `bun:"table:topup_notification_deliveries"`
+
+	JobID         int64     `bun:"job_id,pk"`
+	Recipient     string    `bun:"recipient,pk"`
+	TransactionID string    `bun:"transaction_id"`
+	Kind          string    `bun:"kind"`
+	State         string    `bun:"state"`
+	Detail        string    `bun:"detail,nullzero"`
+	At            time.Time `bun:"at"`
+}
+
+// JobDeliveries returns the recorded outcome of each recipient of notification job jobID.
+func (s *Store) JobDeliveries(ctx context.Context, jobID int64) ([]RecipientDelivery, error) {
+	var out []RecipientDelivery
+	if err := s.db.NewSelect().Model(&out).Where("job_id = ?", jobID).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("topup: read deliveries of job %d: %w", jobID, err)
+	}
+	return out, nil
+}
+
+// RecordDeliveries records the outcome of recipients of a job in one transaction; a recipient
+// already recorded keeps its first outcome.
+func (s *Store) RecordDeliveries(ctx context.Context, ds []RecipientDelivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	for i := range ds {
+		ds[i].At = dbTime(ds[i].At)
+	}
+	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error {
+		if _, err := db.NewInsert().Model(&ds).On("CONFLICT (job_id, recipient) DO NOTHING").Exec(ctx); err != nil {
+			return fmt.Errorf("topup: record deliveries: %w", err)
+		}
+		return nil
+	})
+}
+
+// TransactionDeliveries returns the recipient outcomes of every notification of transaction
+// id, in the order they were recorded.
+func (s *Store) TransactionDeliveries(ctx context.Context, id uuid.UUID) ([]RecipientDelivery, error) {
+	var out []RecipientDelivery
+	if err := s.db.NewSelect().Model(&out).Where("transaction_id = ?", id.String()).Order("at", "job_id", "recipient").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("topup: read deliveries: %w", err)
 	}
 	return out, nil
 }

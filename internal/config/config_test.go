@@ -140,6 +140,8 @@ func TestTopupDevelopmentDefaults(t *testing.T) {
 		{"DailyLimit", c.Recargas.DailyLimit, 50},
 		{"DefaultCanton", c.Recargas.DefaultCanton, "1701"},
 		{"SMTPPort", c.SMTP.Port, 587},
+		{"SMTPTimeout", c.SMTP.Timeout, 30 * time.Second},
+		{"SMTPFrom", c.SMTP.FromAddress(), DevSMTPFrom},
 		{"OAuthEnabled", c.Carrier.OAuthEnabled(), false},
 		{"Fakes", fmt.Sprint(c.Fakes()), "[carrier smtp]"},
 	}
@@ -232,6 +234,7 @@ func TestValidation(t *testing.T) {
 		{"bad body limit", credit, with(dev, "BODY_LIMIT", "0"), []string{"BODY_LIMIT"}},
 		{"request timeout zero", topup, with(dev, "REQUEST_TIMEOUT", "0"), []string{"REQUEST_TIMEOUT"}},
 		{"pool size zero", credit, with(dev, "DATABASE_MAX_CONNS", "0"), []string{"DATABASE_MAX_CONNS"}},
+		{"SMTP timeout zero", topup, with(dev, "SMTP_TIMEOUT", "0"), []string{"SMTP_TIMEOUT"}},
 		{"pool size not a number", topup, with(dev, "DATABASE_MAX_CONNS", "many"), []string{"DATABASE_MAX_CONNS"}},
 		{"profiler in production", credit, with(prodCreditEnv(), "DEBUG_PPROF", "true"), []string{"DEBUG_PPROF"}},
 		{"credit reconciler interval negative", credit, with(dev, "CREDIT_RECONCILE_INTERVAL", "-1"), []string{"CREDIT_RECONCILE_INTERVAL"}},

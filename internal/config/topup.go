@@ -87,6 +87,19 @@ type SMTP struct {
 	Username string `env:"SMTP_USERNAME"`
 	Password Secret `env:"SMTP_PASSWORD"`
 	From     string `env:"SMTP_FROM"`
+	// Timeout bounds every SMTP exchange (connection, each command, the message); seconds.
+	Timeout time.Duration `env:"SMTP_TIMEOUT" envDefault:"30"`
+}
+
+// DevSMTPFrom is the sender address of development e-mails when SMTP_FROM is unset.
+const DevSMTPFrom = "recargas@localhost"
+
+// FromAddress is SMTP_FROM, or DevSMTPFrom in development when it is unset.
+func (s SMTP) FromAddress() string {
+	if s.From == "" {
+		return DevSMTPFrom
+	}
+	return s.From
 }
 
 var cantonPattern = regexp.MustCompile(`^[0-9]{4}$`)
@@ -186,6 +199,7 @@ func (t *Topup) validate(p *problems, mock *bool) {
 	if s.Port < 1 || s.Port > 65535 {
 		p.add("SMTP_PORT", "must be a port number between 1 and 65535")
 	}
+	p.positiveDuration("SMTP_TIMEOUT", s.Timeout)
 	if s.Username != "" && !s.Password.IsSet() {
 		p.add("SMTP_PASSWORD", "must be set when SMTP_USERNAME is set")
 	}

@@ -65,6 +65,7 @@ type Config struct {
 
 // Queue is a River client bound to the service's database. It is safe for concurrent use.
 type Queue struct {
+	db          *bun.DB
 	client      *river.Client[*sql.Tx]
 	working     bool
 	postgres    bool
@@ -118,7 +119,7 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return &Queue{client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}, nil
+	return &Queue{db: db, client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}, nil
 }
 
 // driver picks River's database/sql driver for the engine behind db. Both take *sql.Tx, which
@@ -192,6 +193,36 @@ func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o 
 	}
 	if err != nil {
 		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// Backlog counts the jobs of queue that are not finished (available, scheduled, retryable,
+// running or pending) and returns when the oldest of them was created (zero when none).
+func (q *Queue) Backlog(ctx context.Context, queue string) (n int, oldest time.Time, err error) {
+	const query = `SELECT count(*), min(created_at) FROM river_job
+		WHERE queue = ? AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`
+	if q.postgres {
+		var min sql.NullTime
+		err = q.db.QueryRowContext(ctx, query, queue).Scan(&n, &min)
+		return n, min.Time, wrapBacklog(queue, err)
+	}
+	// SQLite keeps River's times as text, e.g. "2026-11-25 19:20:00.123".
+	var min sql.NullString
+	if err = q.db.QueryRowContext(ctx, query, queue).Scan(&n, &min); err != nil || !min.Valid {
+		return n, time.Time{}, wrapBacklog(queue, err)
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", time.RFC3339Nano} {
+		if t, perr := time.Parse(layout, min.String); perr == nil {
+			return n, t, nil
+		}
+	}
+	return n, time.Time{}, fmt.Errorf("jobs: backlog of %s: unreadable time %q", queue, min.String)
+}
+
+func wrapBacklog(queue string, err error) error {
+	if err != nil {
+		return fmt.Errorf("jobs: backlog of %s: %w", queue, err)
 	}
 	return nil
 }

@@ -692,3 +692,29 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 		}
 	})
 }
+
+// Backlog counts the unfinished jobs of a queue and dates the oldest, on both engines.
+func TestBacklog(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		setup(t, tg.DB)
+		rec := newRecorder()
+		q, err := jobs.New(tg.DB, rec.workers(), jobs.Config{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, oldest, err := q.Backlog(t.Context(), testQueue)
+		if err != nil || n != 0 || !oldest.IsZero() {
+			t.Fatalf("empty queue: %d, %v, %v", n, oldest, err)
+		}
+		before := time.Now().Add(-time.Second)
+		insertTopupWithJob(t, tg.DB, q, "a", true)
+		insertTopupWithJob(t, tg.DB, q, "b", true)
+		n, oldest, err = q.Backlog(t.Context(), testQueue)
+		if err != nil || n != 2 || oldest.Before(before) || oldest.After(time.Now().Add(time.Second)) {
+			t.Fatalf("two jobs: %d, oldest %v (inserted after %v), %v", n, oldest, before, err)
+		}
+		if n, _, err := q.Backlog(t.Context(), "other-queue"); err != nil || n != 0 {
+			t.Fatalf("other queue: %d, %v", n, err)
+		}
+	})
+}

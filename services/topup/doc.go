@@ -91,6 +91,8 @@
 // # Notifications
 //
 // The jobs are inserted on recharge-notifications in the transaction of each status change.
-// A process built with deps.Sender works the queue (topup.AddNotificationWorkers); run passes
-// none until the e-mail sender exists, so this process only inserts.
+// Every process works the queue with the e-mail sender of package topup/email (SMTP_*, or the
+// .eml outbox ./data/outbox in development without SMTP_HOST); `topup worker` runs the workers
+// alone. The workers start in the background and retry every few seconds while the database
+// refuses, so that a lock at start-up does not keep the API down.
 package main

@@ -58,6 +58,10 @@ type stack struct {
 	logs      logBuffer
 	// faults, when set, sits between every instance and the database.
 	faults *storagetest.Faults
+	// outbox receives the development e-mails (no SMTP_HOST).
+	outbox string
+	// sender, when set, replaces the e-mail sender of every instance.
+	sender topup.Sender
 }
 
 // logBuffer keeps what every instance logged (debug level), for the PASSWORD check.
@@ -100,7 +104,7 @@ func newFaultyStack(t testing.TB, tg storagetest.Target, faults *storagetest.Fau
 
 func startStack(t testing.TB, tg storagetest.Target, env map[string]string, faults *storagetest.Faults, sprOpts ...carriertest.Option) *stack {
 	t.Helper()
-	s := &stack{t: t, tg: tg, clock: &clock{now: time.Now()}, faults: faults}
+	s := &stack{t: t, tg: tg, clock: &clock{now: time.Now()}, faults: faults, outbox: t.TempDir()}
 	s.spr = carriertest.NewServer(append([]carriertest.Option{carriertest.WithCredentials("spr-user", testPassword, "COMP1")}, sprOpts...)...)
 	t.Cleanup(s.spr.Close)
 	s.addInstance(env)
@@ -161,7 +165,7 @@ func (s *stack) addInstance(extra map[string]string) *instance {
 	}
 	t.Cleanup(func() { _ = health.Close() })
 	srv, err := newServer(ctx, cfg, deps{
-		DB: db, Health: health, Logger: logger,
+		DB: db, Health: health, Logger: logger, OutboxDir: s.outbox, Sender: s.sender,
 		ServiceOptions: []topup.Option{topup.WithClock(s.clock.Now)},
 	})
 	if err != nil {

@@ -71,6 +71,18 @@ type notificationJSON struct {
 	Attempt    int       `json:"attempt"`
 	Recipients []string  `json:"recipients"`
 	At         time.Time `json:"at"`
+	// LastError is the error of the last failed attempt (a temporary SMTP failure, or the
+	// refusal that cancelled the job); null when none.
+	LastError  *string        `json:"last_error"`
+	Deliveries []deliveryJSON `json:"deliveries"`
+}
+
+// deliveryJSON is the outcome for one recipient: "sent" or "rejected" (with the server's answer).
+type deliveryJSON struct {
+	Recipient string    `json:"recipient"`
+	State     string    `json:"state"`
+	Detail    *string   `json:"detail"`
+	At        time.Time `json:"at"`
 }
 
 func nullable(s string) *string {

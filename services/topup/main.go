@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/internal/config"
@@ -30,7 +31,7 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage: topup [migrate]")
+var errUsage = errors.New("usage: topup [migrate | worker]")
 
 // run loads the configuration, opens and migrates the database (every command), and then,
 // unless the command is migrate, serves until ctx ends or SIGTERM/SIGINT.
@@ -41,11 +42,13 @@ func run(ctx context.Context, args []string) error {
 	}
 	log := httpx.NewLogger(os.Stdout, cfg.Production(), cfg.LogLevel).With("service", serviceName)
 	slog.SetDefault(log)
-	migrateOnly := false
+	migrateOnly, workerOnly := false, false
 	switch {
 	case len(args) == 0:
 	case len(args) == 1 && (args[0] == "migrate" || args[0] == "-migrate" || args[0] == "--migrate"):
 		migrateOnly = true
+	case len(args) == 1 && args[0] == "worker":
+		workerOnly = true
 	default:
 		return errUsage
 	}
@@ -61,6 +64,9 @@ func run(ctx context.Context, args []string) error {
 	log.Info("migrations applied", "database", storage.Redact(cfg.DatabaseURL.Reveal()))
 	if migrateOnly {
 		return nil
+	}
+	if workerOnly {
+		return work(ctx, cfg, db, log)
 	}
 
 	health, err := storage.OpenHealth(ctx, cfg.DatabaseURL.Reveal())
@@ -80,6 +86,24 @@ func run(ctx context.Context, args []string) error {
 	s.logStart(ln.Addr().String())
 	err = s.serve(ctx, ln)
 	log.Info("top-up service stopped")
+	return err
+}
+
+// work is `topup worker`: it sends the notification e-mails of the queue until SIGTERM/SIGINT,
+// without HTTP, beside (or instead of) the workers of the service processes.
+func work(ctx context.Context, cfg *config.Topup, db *bun.DB, log *slog.Logger) error {
+	sender, err := newSender(cfg, db, DefaultOutboxDir, prometheus.NewRegistry(), log)
+	if err != nil {
+		return err
+	}
+	queue, err := notificationQueue(db, sender, log)
+	if err != nil {
+		return err
+	}
+	log.Info("top-up notification worker started", "queue", topup.NotificationQueue, "workers", notificationWorkers,
+		"smtp_host", cfg.SMTP.Host)
+	err = queue.Run(ctx, httpx.DefaultShutdownGrace)
+	log.Info("top-up notification worker stopped")
 	return err
 }
 

@@ -407,7 +407,12 @@ func (h *handlers) get(c *fiber.Ctx) error {
 		})
 	}
 	for _, n := range notes {
-		*out.Notifications = append(*out.Notifications, notificationJSON{Kind: n.Kind, State: n.State, Attempt: n.Attempt, Recipients: n.Recipients, At: n.OccurredAt})
+		nj := notificationJSON{Kind: n.Kind, State: n.State, Attempt: n.Attempt, Recipients: n.Recipients, At: n.OccurredAt,
+			LastError: nullable(n.LastError), Deliveries: []deliveryJSON{}}
+		for _, d := range n.Deliveries {
+			nj.Deliveries = append(nj.Deliveries, deliveryJSON{Recipient: d.Recipient, State: d.State, Detail: nullable(d.Detail), At: d.At})
+		}
+		*out.Notifications = append(*out.Notifications, nj)
 	}
 	return c.JSON(out)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,14 +26,18 @@ import (
 	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/metrics"
 	"github.com/platform/integrations/topup"
+	"github.com/platform/integrations/topup/email"
 )
 
 // serviceName labels logs and metrics.
 const serviceName = "topup"
 
-// notificationWorkers is how many notification jobs one process sends at once when it works
-// the queue.
+// notificationWorkers is how many notification jobs one process sends at once.
 const notificationWorkers = 5
+
+// DefaultOutboxDir is where development writes the e-mails when SMTP_HOST is unset, next to the
+// embedded database (./data).
+const DefaultOutboxDir = "data/outbox"
 
 // deps are what run (or a test) hands to newServer besides the configuration.
 type deps struct {
@@ -40,10 +46,11 @@ type deps struct {
 	// Health answers GET /up from a connection of its own (storage.OpenHealth); nil: DB.
 	Health httpx.Pinger
 	Logger *slog.Logger
-	// Sender, when set, makes this process work the recharge-notifications queue with it (the
-	// e-mail sender of the notifications issue registers here). Nil: the process only inserts
-	// the jobs, and a worker process (or a later release of this one) sends them.
+	// Sender, when set, replaces the e-mail sender built from the configuration (SMTP_*, or the
+	// .eml outbox in development) that works the recharge-notifications queue.
 	Sender topup.Sender
+	// OutboxDir receives the development e-mails without SMTP_HOST; "" means DefaultOutboxDir.
+	OutboxDir string
 	// ServiceOptions are passed to topup.NewService (tests: a clock).
 	ServiceOptions []topup.Option
 }
@@ -57,7 +64,7 @@ type server struct {
 	app       *fiber.App
 	fake      *carriertest.Fake // the in-process SPR in mock mode, nil otherwise
 	reconcile bool
-	working   bool
+	outbox    string // where development e-mails go ("" with SMTP_HOST or an injected sender)
 }
 
 // newServer builds, on the open database, the product mapping and reconciler settings, the
@@ -87,19 +94,20 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		}
 	}()
 
-	var workers *river.Workers
-	jcfg := jobs.Config{Logger: log}
-	if d.Sender != nil {
-		workers = river.NewWorkers()
-		if err := topup.AddNotificationWorkers(workers, d.Sender); err != nil {
+	sender, outbox := d.Sender, ""
+	if sender == nil {
+		if cfg.SMTP.Host == "" {
+			outbox = cmp.Or(d.OutboxDir, DefaultOutboxDir)
+		}
+		if sender, err = newSender(cfg, d.DB, d.OutboxDir, reg, log); err != nil {
 			return nil, err
 		}
-		jcfg.Queues = map[string]int{topup.NotificationQueue: notificationWorkers}
 	}
-	queue, err := jobs.New(d.DB, workers, jcfg)
+	queue, err := notificationQueue(d.DB, sender, log)
 	if err != nil {
 		return nil, err
 	}
+	reg.MustRegister(backlogCollector{queue})
 
 	svcOpts := append([]topup.Option{topup.WithLogger(log)}, d.ServiceOptions...)
 	svc, err := topup.NewService(topup.NewStore(d.DB, queue), spr, topup.Config{
@@ -141,8 +149,61 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 
 	return &server{
 		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake,
-		reconcile: !st.ReconcileDisabled, working: d.Sender != nil,
+		reconcile: !st.ReconcileDisabled, outbox: outbox,
 	}, nil
+}
+
+// newSender builds the e-mail sender: SMTP_* when SMTP_HOST is set, else the .eml outbox.
+func newSender(cfg *config.Topup, db *bun.DB, outbox string, reg prometheus.Registerer, log *slog.Logger) (*email.Sender, error) {
+	if outbox == "" {
+		outbox = DefaultOutboxDir
+	}
+	// The sender reads and writes only the delivery records, which need no job queue.
+	return email.New(email.Config{
+		Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password.Reveal(),
+		From: cfg.SMTP.FromAddress(), Timeout: cfg.SMTP.Timeout, OutboxDir: outbox, Logger: log,
+	}, topup.NewStore(db, nil), email.NewMetrics(reg))
+}
+
+// notificationQueue is the job queue of db, working recharge-notifications with sender.
+func notificationQueue(db *bun.DB, sender topup.Sender, log *slog.Logger) (*jobs.Queue, error) {
+	workers := river.NewWorkers()
+	if err := topup.AddNotificationWorkers(workers, sender); err != nil {
+		return nil, err
+	}
+	return jobs.New(db, workers, jobs.Config{Logger: log, Queues: map[string]int{topup.NotificationQueue: notificationWorkers}})
+}
+
+// backlogCollector reports the notification jobs waiting and the age of the oldest, read from
+// the queue at each scrape.
+type backlogCollector struct{ q *jobs.Queue }
+
+var (
+	backlogWaiting = prometheus.NewDesc("topup_notifications_waiting",
+		"Notification jobs not sent yet (available, scheduled, retryable or running).", nil, nil)
+	backlogOldest = prometheus.NewDesc("topup_notifications_oldest_waiting_seconds",
+		"Age of the oldest notification job not sent yet; 0 when none waits.", nil, nil)
+)
+
+func (c backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- backlogWaiting
+	ch <- backlogOldest
+}
+
+func (c backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, oldest, err := c.q.Backlog(ctx, topup.NotificationQueue)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(backlogWaiting, err)
+		return
+	}
+	age := 0.0
+	if !oldest.IsZero() {
+		age = max(time.Since(oldest).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(backlogWaiting, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(backlogOldest, prometheus.GaugeValue, age)
 }
 
 // newCarrier builds the SPR client: against CARRIER_SPR_URL, or in mock mode against an
@@ -191,9 +252,9 @@ func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) 
 	return client, nil, err
 }
 
-// serve answers HTTP on ln and runs the reconciler (and the notification workers, when this
-// process has a sender) until ctx ends or SIGTERM/SIGINT, then stops them and the server
-// gracefully, letting in-flight requests finish (httpx.DefaultShutdownGrace).
+// serve answers HTTP on ln and runs the reconciler and the notification workers until ctx ends
+// or SIGTERM/SIGINT, then stops them and the server gracefully, letting in-flight requests and
+// e-mails finish (httpx.DefaultShutdownGrace).
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -201,20 +262,36 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	if s.reconcile {
 		wg.Go(func() { s.service.Run(ctx) })
 	}
-	if s.working {
-		if err := s.queue.Start(ctx); err != nil {
-			return err
-		}
-	}
+	var started atomic.Bool
+	wg.Go(func() { started.Store(s.startQueue(ctx)) })
 	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
 	cancel()
 	wg.Wait()
-	if s.working {
+	if started.Load() {
 		stopCtx, stop := context.WithTimeout(context.Background(), httpx.DefaultShutdownGrace)
 		defer stop()
 		err = errors.Join(err, s.queue.Stop(stopCtx))
 	}
 	return err
+}
+
+// startQueue starts the notification workers, trying again every few seconds while the
+// database refuses (a lock held at start-up must not keep the API down): it reports whether
+// they started before ctx ended. The jobs wait meanwhile, visible in
+// topup_notifications_waiting.
+func (s *server) startQueue(ctx context.Context) bool {
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		err := s.queue.Start(ctx)
+		if err == nil {
+			return true
+		}
+		s.log.ErrorContext(ctx, "notification workers did not start; trying again", "error", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
 }
 
 // close stops the in-process SPR of mock mode. The database is run's to close.
@@ -232,12 +309,9 @@ func (s *server) logStart(addr string) {
 		case config.UpstreamCarrier:
 			s.log.Warn("CARRIER_MOCK_MODE: the carrier SPR is the built-in fake (carriertest), no network; magic subscribers 593990000001 failed, 593990000002 fault 350, 593990000003 timeout, 593990000004 late success")
 		case config.UpstreamSMTP:
-			s.log.Warn("development: notifications are queued on " + topup.NotificationQueue + "; no SMTP server is configured")
+			s.log.Warn("development: no SMTP_HOST; notification e-mails are written as .eml files to the outbox", "dir", s.outbox)
 		default:
 			s.log.Warn("development: upstream runs against a built-in fake", "upstream", f)
 		}
-	}
-	if !s.working {
-		s.log.Info("notifications are inserted on " + topup.NotificationQueue + "; this process does not send them")
 	}
 }
