@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"mime"
+	"net"
 	"net/http"
 	"net/mail"
 	"os"
@@ -13,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/smtptest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 	"github.com/platform/integrations/topup"
@@ -226,4 +229,45 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The service as make run starts it (development defaults, no SMTP_HOST, in a fresh directory):
+// a refused webhook top-up leaves one .eml under ./data/outbox/.
+func TestMakeRunLeavesTheEmailInDataOutbox(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := storagetest.StartChild(t, map[string]string{"APP_ENV": "development", "PORT": port, "RECARGAS_RECONCILE_INTERVAL": "0"})
+	base := "http://127.0.0.1:" + port
+	body := `{"invoice_number":"001-001-000000777","invoice_code":"FAC-777","product_code":"RECCARRIER3","subscriber_id":"` +
+		carriertest.SubscriberNoBalance + `","amount":3,"notification_email":"sucursal@example.com","source_xml_hash":"` + strings.Repeat("ab", 32) + `"}`
+	deadline := time.Now().Add(15 * time.Second)
+	posted := false
+	for time.Now().Before(deadline) {
+		if !posted {
+			req, _ := http.NewRequest("POST", base+webhookPath, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-service-key", config.DevTopupServiceKey)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+				if res.StatusCode != http.StatusCreated {
+					t.Fatalf("webhook: %d", res.StatusCode)
+				}
+				posted = true
+			}
+		}
+		if files, _ := filepath.Glob(filepath.Join(dir, "data", "outbox", "*.eml")); posted && len(files) == 1 {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "data", "outbox", "*"))
+	t.Fatalf("posted %v; ./data/outbox holds %v, want one .eml; output:\n%s", posted, files, cmd.Stdout)
 }

@@ -3,6 +3,7 @@ package email_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -318,5 +319,44 @@ func TestUnreachableServerIsTemporary(t *testing.T) {
 	d := topup.Delivery{JobID: 6, Attempt: 1, Notification: notification(topup.KindRechargeSuccess, topup.StatusSuccess, "ops@example.com")}
 	if err := s.Send(t.Context(), d); err == nil || errors.Is(err, topup.ErrUndeliverable) {
 		t.Fatalf("connection refused: %v, want a temporary error", err)
+	}
+}
+
+// Where the server offers STARTTLS the message goes over TLS, and with a username the sender
+// authenticates; a wrong password is a temporary failure (a configuration to fix, the job waits).
+func TestSTARTTLSAndAuthentication(t *testing.T) {
+	srv := smtptest.NewServer(t, smtptest.WithTLS(), smtptest.WithAuth("recargas", "s3cret-smtp"))
+	cfg := email.Config{Host: srv.Host, Port: srv.Port, From: "recargas@example.com", Username: "recargas", Password: "s3cret-smtp",
+		Timeout: 5 * time.Second, TLS: &tls.Config{RootCAs: srv.RootCAs, ServerName: srv.Host, MinVersion: tls.VersionTLS12}}
+	s, err := email.New(cfg, &memStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := topup.Delivery{JobID: 7, Attempt: 1, Notification: notification(topup.KindRechargeSuccess, topup.StatusSuccess, "ops@example.com")}
+	if err := s.Send(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Messages()
+	if len(msgs) != 1 || !msgs[0].TLS || msgs[0].User != "recargas" {
+		t.Fatalf("messages %+v, want one over TLS from the authenticated user", msgs)
+	}
+
+	cfg.Password = "wrong"
+	bad, err := email.New(cfg, &memStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bad.Send(t.Context(), topup.Delivery{JobID: 8, Attempt: 1, Notification: d.Notification})
+	if err == nil || errors.Is(err, topup.ErrUndeliverable) || strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("wrong password: %v, want a temporary error that does not print the password", err)
+	}
+	// Without trust in the server's certificate nothing is sent.
+	cfg.Password, cfg.TLS = "s3cret-smtp", nil
+	untrusted, err := email.New(cfg, &memStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := untrusted.Send(t.Context(), topup.Delivery{JobID: 9, Attempt: 1, Notification: d.Notification}); err == nil || len(srv.Messages()) != 1 {
+		t.Fatalf("untrusted certificate: %v, %d messages; want an error and nothing sent", err, len(srv.Messages()))
 	}
 }
