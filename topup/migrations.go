@@ -201,6 +201,17 @@ var Migrations = storage.NewMigrations(
 			return storage.DDL(ctx, tx, `DROP TABLE topup_notification_deliveries`)
 		},
 	},
+	storage.Migration{
+		// Every write of a record bumps its version, so that the settlement of a call can be a
+		// compare-and-set on the record the caller holds (Store.UpdateHeld), without reading it.
+		Name: "20261125000500_transaction_version",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions ADD COLUMN version BIGINT NOT NULL DEFAULT 0`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE topup_transactions DROP COLUMN version`)
+		},
+	},
 )
 
 // Migrate applies the top-up schema to db.

@@ -251,7 +251,7 @@ func (s *Service) execute(ctx context.Context, t *Transaction) (*Transaction, er
 	call := callOf(t.ID, res, outcome, reply.Diagnostic, s.now())
 	var rec *Transaction
 	err := storage.RetryWrite(wctx, func(ctx context.Context) (err error) {
-		rec, err = s.store.Update(ctx, t.ID, func(cur *Transaction) (Settlement, error) {
+		rec, err = s.store.UpdateHeld(ctx, t, func(cur *Transaction) (Settlement, error) {
 			if cur.Status != StatusPending {
 				// Someone reconciled the record while the SPR answered (query-recharge or the
 				// reconciler saw a remote SUCCESS): keep the exchange for the audit and report

@@ -237,30 +237,86 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 		}
 		out = cur
 		if st.Save {
-			// Only the columns fn changed: the raw XML and payload are not written again.
-			if cols := slices.DeleteFunc(snap.Changed(&next), func(c string) bool { return c == "created_at" }); len(cols) > 0 {
-				res, err := tx.NewUpdate().Model(&next).Column(cols...).Where("id = ?", id.String()).Exec(ctx)
-				if err != nil {
-					return fmt.Errorf("topup: update transaction: %w", err)
-				}
-				if n, err := res.RowsAffected(); err != nil || n != 1 {
-					// Cannot happen while the row is locked; kept so that a lost update is loud.
-					return fmt.Errorf("topup: update transaction %s: %d rows (%v)", id, n, err)
-				}
+			if err := s.save(ctx, tx, cur, &next, snap); err != nil {
+				return err
 			}
 			out = &next
 		}
-		if st.Call != nil {
-			if _, err := tx.NewInsert().Model(st.Call).Exec(ctx); err != nil {
-				return fmt.Errorf("topup: record carrier call: %w", err)
-			}
-		}
-		return s.enqueue(ctx, tx, st.Notice)
+		return s.settle(ctx, tx, st)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// errStale: the record held by UpdateHeld's caller is no longer the stored one.
+var errStale = errors.New("topup: held record changed")
+
+// UpdateHeld is Update on held, the record as the caller last wrote or read it (its Version):
+// fn decides on held, and the write is a compare-and-set on the version, so the record is not
+// read again (one round trip and one statement less than Update, on the path of every top-up's
+// outcome). When someone changed the record meanwhile, or fn saves nothing, it is Update itself:
+// fn then runs a second time, on the record as stored, and must therefore only change its
+// argument.
+func (s *Store) UpdateHeld(ctx context.Context, held *Transaction, fn func(*Transaction) (Settlement, error)) (*Transaction, error) {
+	snap := storage.TakeSnapshot(s.db, held)
+	next := *held
+	st, err := fn(&next)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Save {
+		return s.Update(ctx, held.ID, fn)
+	}
+	err = storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.save(ctx, tx, held, &next, snap); err != nil {
+			return err
+		}
+		return s.settle(ctx, tx, st)
+	})
+	if errors.Is(err, errStale) {
+		return s.Update(ctx, held.ID, fn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// save writes the columns of next that changed since cur (snap) and the next version, on the
+// condition that the stored record is still at cur's version (errStale otherwise). Only the
+// changed columns: the raw XML and payload are not written again.
+func (s *Store) save(ctx context.Context, tx bun.Tx, cur, next *Transaction, snap storage.Snapshot) error {
+	cols := slices.DeleteFunc(snap.Changed(next), func(c string) bool { return c == "created_at" || c == "version" })
+	if len(cols) == 0 {
+		next.Version = cur.Version
+		return nil
+	}
+	next.Version = cur.Version + 1
+	res, err := tx.NewUpdate().Model(next).Column(append(cols, "version")...).
+		Where("id = ?", cur.ID.String()).Where("version = ?", cur.Version).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("topup: update transaction: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if err == nil {
+			return errStale
+		}
+		return fmt.Errorf("topup: update transaction %s: %w", cur.ID, err)
+	}
+	return nil
+}
+
+// settle writes what a settlement carries besides the record: the carrier call's audit row and
+// the notification job.
+func (s *Store) settle(ctx context.Context, tx bun.Tx, st Settlement) error {
+	if st.Call != nil {
+		if _, err := tx.NewInsert().Model(st.Call).Exec(ctx); err != nil {
+			return fmt.Errorf("topup: record carrier call: %w", err)
+		}
+	}
+	return s.enqueue(ctx, tx, st.Notice)
 }
 
 // enqueue inserts, inside tx, the job of n (nil: none). The job is inserted even with no

@@ -109,6 +109,49 @@ func TestStore(t *testing.T) {
 				t.Fatalf("stored %s, %d calls, notifications %+v; want success, 2 calls (the failed closure's rolled back), 1 job", stored.Status, len(calls), notes)
 			}
 		})
+
+		t.Run("update held: compare-and-set, or Update when the record moved", func(t *testing.T) {
+			ctx := t.Context()
+			succeed := func(seen *[]string) func(*Transaction) (Settlement, error) {
+				return func(cur *Transaction) (Settlement, error) {
+					*seen = append(*seen, fmt.Sprintf("%s/v%d/%s", cur.Status, cur.Version, cur.IncidentNote))
+					if cur.Status != StatusPending {
+						return Settlement{}, nil
+					}
+					cur.Status, cur.CarrierIDRecarga = StatusSuccess, "88"
+					return Settlement{Save: true}, nil
+				}
+			}
+			held := record(carrier.NewExternalTransactionID(), "", StatusPending)
+			if err := insert(ctx, tg.DB, held); err != nil {
+				t.Fatal(err)
+			}
+			var seen []string
+			got, err := e.store.UpdateHeld(ctx, held, succeed(&seen))
+			stored, _ := e.store.Get(ctx, held.ID)
+			if err != nil || len(seen) != 1 || got.Version != 1 || stored.Version != 1 || stored.Status != StatusSuccess || stored.CarrierIDRecarga != "88" {
+				t.Fatalf("untouched record: %v, fn saw %v, got v%d, stored %+v", err, seen, got.Version, stored)
+			}
+
+			// Someone writes the record after the caller took it: the held copy is stale.
+			moved := record(carrier.NewExternalTransactionID(), "", StatusPending)
+			if err := insert(ctx, tg.DB, moved); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.store.Update(ctx, moved.ID, func(cur *Transaction) (Settlement, error) {
+				cur.IncidentNote = "noted meanwhile"
+				return Settlement{Save: true}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			seen = nil
+			got, err = e.store.UpdateHeld(ctx, moved, succeed(&seen))
+			stored, _ = e.store.Get(ctx, moved.ID)
+			if err != nil || len(seen) != 2 || seen[1] != "pending/v1/noted meanwhile" || got.Version != 2 ||
+				stored.Status != StatusSuccess || stored.IncidentNote != "noted meanwhile" || stored.Version != 2 {
+				t.Fatalf("stale copy: %v, fn saw %v, got v%d, stored %+v; want a second run on the stored record, both writes kept", err, seen, got.Version, stored)
+			}
+		})
 	})
 }
 

@@ -167,6 +167,8 @@ type Transaction struct {
 	ReconcileLeaseUntil bun.NullTime `bun:"reconcile_lease_until"`
 	CreatedAt           time.Time    `bun:"created_at,notnull"`
 	UpdatedAt           time.Time    `bun:"updated_at,notnull"`
+	// Version counts the writes of the record (Store.Update); Store.UpdateHeld compares it.
+	Version int64 `bun:"version,notnull"`
 }
 
 // CarrierReply is what the SPR answered (or why it did not), copied onto the record.

@@ -124,6 +124,8 @@ type Consumo struct {
 
 	CreatedAt time.Time `bun:"created_at,notnull"`
 	UpdatedAt time.Time `bun:"updated_at,notnull"`
+	// Version counts the writes of the record; every write is a compare-and-set on it.
+	Version int64 `bun:"version,notnull"`
 }
 
 // Factura is the invoice data sent with a confirmation and stored when it succeeds.

@@ -119,4 +119,16 @@ var Migrations = []storage.Migration{
 		},
 		Down: func(context.Context, bun.Tx) error { return nil },
 	},
+	{
+		// Every write of a record bumps its version: writes are compare-and-set on it, so that
+		// the OTP and the settlement of a claimed operation need no locked read (Store.Update,
+		// Store.Settle).
+		Name: "20261125000500_consumos_version",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos ADD COLUMN version BIGINT NOT NULL DEFAULT 0`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN version`)
+		},
+	},
 }

@@ -162,28 +162,34 @@ func insertAutorizadoError(c *Consumo, err error) error {
 	return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
 }
 
-// Update changes the record of an authorization in one transaction: fn decides on the record as
-// it is now and changes it in place (a transition); an error from fn aborts and is returned as
-// it is. The record is written whole.
+// Update changes the record of an authorization: fn decides on the record as it is now and
+// changes it in place (a transition); an error from fn aborts and is returned as it is. The
+// record is read without a lock and written by compare-and-set on its version; when another
+// write came first, it is read again and fn runs again (fn must only change its argument).
 func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Consumo) error) (*Consumo, error) {
-	var out *Consumo
-	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
+	for range maxOptimistic {
+		c, err := byAutorizacion(ctx, s.db, autorizacionID, false)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		snap := storage.TakeSnapshot(tx, c)
+		snap := storage.TakeSnapshot(s.db, c)
+		prev := c.Version
 		if err := fn(c); err != nil {
-			return err
+			return nil, err
 		}
-		if err := save(ctx, tx, c, snap); err != nil {
-			return err
+		err = storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
+		if !errors.Is(err, errStale) {
+			return c, err
 		}
-		out = c
-		return nil
-	})
-	return out, err
+	}
+	return nil, fmt.Errorf("%w: authorization %s kept changing", ErrInFlight, autorizacionID)
 }
+
+// maxOptimistic bounds Update's attempts under concurrent writes of one record.
+const maxOptimistic = 5
+
+// errStale: the record changed since it was read (its version moved).
+var errStale = errors.New("consumption: record changed concurrently")
 
 // Claim is an upstream operation that holds a record: the record as claimed, and its pending
 // attempt.
@@ -205,12 +211,12 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 		if err != nil {
 			return err
 		}
-		snap := storage.TakeSnapshot(tx, c)
+		snap, prev := storage.TakeSnapshot(tx, c), c.Version
 		in, err := fn(c)
 		if err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c, snap); err != nil {
+		if err := save(ctx, tx, prev, c, snap); err != nil {
 			return err
 		}
 		in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
@@ -228,21 +234,42 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 // it is now (completes the transition, releases or flags the marker) and the claim's attempt,
 // completed by the caller, is written with it. A record no longer held by the claim's operation
 // (an operator reconciled it meanwhile) is ErrNotHeld and nothing is written.
+//
+// The record is not read again when it is still as the claim left it: fn runs on the claim's
+// copy and the write is a compare-and-set on its version; only when another write came between
+// (a second settlement of the claim, an operator) is it read under lock, fn running again.
 func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) (*Consumo, error) {
+	held := *cl.Consumo
+	snap := storage.TakeSnapshot(s.db, &held)
+	if fn(&held) == nil {
+		err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+			if err := save(ctx, tx, cl.Consumo.Version, &held, snap); err != nil {
+				return err
+			}
+			return finishIntento(ctx, tx, cl.Intento)
+		})
+		if !errors.Is(err, errStale) {
+			if err != nil {
+				return nil, err
+			}
+			return &held, nil
+		}
+	}
+	// fn refused the claim's copy, or the record moved: decide on the record as stored.
 	var out *Consumo
 	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, cl.Consumo.AutorizacionID, true)
 		if err != nil {
 			return err
 		}
-		snap := storage.TakeSnapshot(tx, c)
 		if c.OperacionEnCurso != cl.marker {
 			return fmt.Errorf("%w: authorization %s, %s (held by %q)", ErrNotHeld, c.AutorizacionID, cl.marker, c.OperacionEnCurso)
 		}
+		snap, prev := storage.TakeSnapshot(tx, c), c.Version
 		if err := fn(c); err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c, snap); err != nil {
+		if err := save(ctx, tx, prev, c, snap); err != nil {
 			return err
 		}
 		if err := finishIntento(ctx, tx, cl.Intento); err != nil {
@@ -263,12 +290,12 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 		if err != nil {
 			return err
 		}
-		snap := storage.TakeSnapshot(tx, c)
+		snap, prev := storage.TakeSnapshot(tx, c), c.Version
 		audit, err := fn(c)
 		if err != nil {
 			return err
 		}
-		if err := save(ctx, tx, c, snap); err != nil {
+		if err := save(ctx, tx, prev, c, snap); err != nil {
 			return err
 		}
 		if err := insertIntento(ctx, tx, audit); err != nil {
@@ -349,13 +376,25 @@ func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrec
 	return held, unrecorded, nil
 }
 
-// save writes the columns of the locked record c that changed since it was read (snap).
-func save(ctx context.Context, tx bun.Tx, c *Consumo, snap storage.Snapshot) error {
-	cols := slices.DeleteFunc(snap.Changed(c), func(col string) bool { return col == "created_at" })
+// save writes the columns of c that changed since it was read at version prev (snap), and the
+// next version, if the stored record is still at prev (errStale otherwise).
+func save(ctx context.Context, db bun.IDB, prev int64, c *Consumo, snap storage.Snapshot) error {
+	cols := slices.DeleteFunc(snap.Changed(c), func(col string) bool { return col == "created_at" || col == "version" })
 	if len(cols) == 0 {
+		c.Version = prev
 		return nil
 	}
-	if _, err := tx.NewUpdate().Model(c).Column(cols...).WherePK().Exec(ctx); err != nil {
+	c.Version = prev + 1
+	res, err := db.NewUpdate().Model(c).Column(append(cols, "version")...).WherePK().Where("version = ?", prev).Exec(ctx)
+	if err == nil {
+		if n, rerr := res.RowsAffected(); rerr != nil {
+			err = rerr
+		} else if n != 1 {
+			c.Version = prev
+			return errStale
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("consumption: update authorization %s: %w", c.AutorizacionID, err)
 	}
 	return nil

@@ -137,6 +137,51 @@ func TestClaimHasExactlyOneWinner(t *testing.T) {
 	})
 }
 
+// Concurrent updates of one record are compare-and-set on its version: none is lost, each runs
+// on the record as the previous one left it, and the settlement of a claim whose record moved
+// meanwhile decides on the stored record.
+func TestUpdatesAreCompareAndSet(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := migrated(t, tg)
+		now := time.Now().UTC()
+		insertar(t, s, nuevoConsumo("A-3", now))
+		const writers = 4
+		var wg sync.WaitGroup
+		for range writers {
+			wg.Go(func() {
+				if _, err := s.Update(t.Context(), "A-3", func(c *Consumo) error { c.ImagenQR += "x"; return nil }); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		got, err := s.ByAutorizacion(t.Context(), "A-3")
+		if err != nil || got.ImagenQR != "xxxx" || got.Version != writers {
+			t.Fatalf("after %d concurrent updates: %q at version %d (%v), want xxxx at %d", writers, got.ImagenQR, got.Version, err, writers)
+		}
+
+		cl, err := s.Claim(t.Context(), "A-3", claimFor(OpConfirmar, now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another write between the claim and its settlement (here a note on the record).
+		if _, err := s.Update(t.Context(), "A-3", func(c *Consumo) error { c.ImagenQR = "moved"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		cl.Intento.Resultado, cl.Intento.TerminadoAt = ResultadoOK, now
+		out, err := s.Settle(t.Context(), cl, func(c *Consumo) error {
+			seen = append(seen, c.ImagenQR)
+			c.LiberarOperacion(now)
+			return nil
+		})
+		got, _ = s.ByAutorizacion(t.Context(), "A-3")
+		if err != nil || len(seen) != 2 || seen[1] != "moved" || got.ImagenQR != "moved" || got.OperacionEnCurso != "" || out.Version != got.Version {
+			t.Fatalf("settle after a write: %v, fn saw %v, stored %q held by %q v%d (answer v%d)", err, seen, got.ImagenQR, got.OperacionEnCurso, got.Version, out.Version)
+		}
+	})
+}
+
 // TestMoneyKeepsEveryDigit: the largest amounts of DECIMAL(18,2) columns come back exactly on both
 // engines (SQLite's NUMERIC kept 15 digits: 9999999999999999.99 read 10000000000000000).
 func TestMoneyKeepsEveryDigit(t *testing.T) {

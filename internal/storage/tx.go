@@ -115,7 +115,20 @@ func (c *committer) leadOnce(db *bun.DB) {
 	c.queue = c.queue[n:]
 	c.mu.Unlock()
 
-	c.commit(db, group)
+	func() {
+		// A panic outside the members' closures (those are recovered in call) must not leave
+		// the group's callers waiting forever.
+		defer func() {
+			if r := recover(); r != nil {
+				for _, m := range group {
+					if m.err == nil && m.panic == nil {
+						m.err = fmt.Errorf("storage: commit group failed: %v", r)
+					}
+				}
+			}
+		}()
+		c.commit(db, group)
+	}()
 	for _, m := range group {
 		close(m.done)
 	}
