@@ -68,7 +68,9 @@
 //     nothing. An outcome is settled from pending this way, so a record someone reconciled
 //     while its SPR call was in flight keeps its new status and only gains the audit row; a
 //     crash between the pending commit and the outcome leaves a pending record for the
-//     reconciler.
+//     reconciler. [Store.UpdateHeld] does the same on the record the caller holds, without
+//     reading it again: every write bumps the record's version, and the write is a
+//     compare-and-set on it, falling back to Update when the record moved.
 //
 // Unique keys are recognised by name (storage.Unique): the action token's jti and
 // source_xml_hash. The job queue is reached through internal/jobs, to insert inside the

@@ -26,6 +26,10 @@
 // the marker is set. No transaction is open during the upstream call. The outcome is written
 // afterwards ([Store.Settle]) with the attempt, on a context detached from the caller's (bounded
 // by [DefaultOutcomeWriteTimeout]), so that an answer is recorded even if the caller went away.
+// Every write of a record bumps its version and is a compare-and-set on it: the settlement
+// writes on the claim's copy without reading the record again (reading it under lock only when
+// another write came between), and [Store.Update] (the OTP) reads without a lock and tries
+// again when it lost.
 //
 // Nothing is ever retried; timeouts come from the creditsystem client (CREDITSYSTEM_TIMEOUT),
 // and the call runs to that deadline whatever happens to the request, so its answer is recorded.
