@@ -18,8 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/platform/integrations/carrier/carriertest"
 	"github.com/platform/integrations/internal/config"
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/smtptest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 	"github.com/platform/integrations/topup"
@@ -270,4 +273,38 @@ func TestMakeRunLeavesTheEmailInDataOutbox(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "outbox", "*"))
 	t.Fatalf("posted %v; ./data/outbox holds %v, want one .eml; output:\n%s", posted, files, cmd.Stdout)
+}
+
+// `topup worker` sends the e-mails of jobs queued by another process, without serving HTTP, and
+// stops on SIGTERM.
+func TestWorkerCommandSendsQueuedEmails(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	if err := migrate(t.Context(), tg.DB); err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(tg.DB, nil, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	rec := &topup.Transaction{ID: uuid.Must(uuid.NewV7()), Source: topup.SourceWorkflowWebhook, Quantity: 1, Status: topup.StatusFailed,
+		SubscriberID: carriertest.SubscriberNoBalance, NotificationEmail: "branch@example.com", CreatedAt: now, UpdatedAt: now}
+	n := &topup.Notification{Event: topup.KindRechargeFailed, Recipients: []string{"branch@example.com"}, TransactionID: rec.ID.String(),
+		Source: rec.Source, Status: rec.Status, SubscriberID: rec.SubscriberID, OccurredAt: now}
+	if err := topup.NewStore(tg.DB, q).Insert(t.Context(), rec, n); err != nil {
+		t.Fatal(err)
+	}
+
+	mailSrv := smtptest.NewServer(t)
+	env := smtpEnv(mailSrv)
+	env["APP_ENV"], env["DATABASE_URL"] = "development", tg.URL
+	cmd := storagetest.StartChild(t, env, "worker")
+	msgs := mailSrv.WaitMessages(t, 1, 20*time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("worker stopped with %v: %s", err, cmd.Stdout)
+	}
+	if len(msgs) != 1 || !slices.Equal(msgs[0].To, []string{"branch@example.com"}) || !bytes.Contains(msgs[0].Data, []byte(rec.ID.String())) {
+		t.Fatalf("messages %+v, want one to branch@example.com about %s", msgs, rec.ID)
+	}
 }
