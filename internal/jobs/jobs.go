@@ -183,8 +183,10 @@ func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o 
 		return fmt.Errorf("jobs: insert %s: encode args: %w", args.Kind(), err)
 	}
 	if q.postgres {
-		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, kind, max_attempts, priority, queue, state)
-			VALUES (?, ?, ?, ?, ?, 'available')`, string(encoded), args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
+		// Arguments bound, not written into the text: pgx prepares the statement once per
+		// connection, and PostgreSQL does not parse and plan it again for every job.
+		_, err = tx.Tx.ExecContext(ctx, `INSERT INTO river_job (args, kind, max_attempts, priority, queue, state)
+			VALUES ($1::jsonb, $2, $3, $4, $5, 'available')`, string(encoded), args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
 	} else {
 		// As River's SQLite driver: args a BLOB of JSON text, times from datetime('now', 'subsec').
 		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, created_at, kind, max_attempts, priority, queue, scheduled_at, state)
