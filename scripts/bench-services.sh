@@ -55,8 +55,9 @@ start() {
   shift 3
   local t0 t1 pid i rss
   t0=$(date +%s%N)
-  env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" "$@" \
-    "$work/bin/$name" >"$work/$name.log" 2>&1 &
+  # In the work directory: the development e-mails (./data/outbox) stay out of the checkout.
+  (cd "$work" && exec env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" "$@" \
+    "$work/bin/$name") >"$work/$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")
   for i in $(seq 1 500); do
