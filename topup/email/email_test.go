@@ -360,3 +360,25 @@ func TestSTARTTLSAndAuthentication(t *testing.T) {
 		t.Fatalf("untrusted certificate: %v, %d messages; want an error and nothing sent", err, len(srv.Messages()))
 	}
 }
+
+// A job whose recipients were all refused over several attempts (one refused, then a temporary
+// failure, then the other refused) is undeliverable, not completed.
+func TestRefusedOverSeveralAttemptsIsUndeliverable(t *testing.T) {
+	srv := smtptest.NewServer(t)
+	store := &memStore{}
+	s := newSender(t, srv, store)
+	d := topup.Delivery{JobID: 11, Attempt: 1, Notification: notification(topup.KindRechargeFailed, topup.StatusFailed, "a@example.com", "b@example.com")}
+	srv.RefuseRecipient("a@example.com", 550)
+	srv.RefuseRecipient("b@example.com", 451)
+	if err := s.Send(t.Context(), d); err == nil || errors.Is(err, topup.ErrUndeliverable) {
+		t.Fatalf("first attempt: %v, want a temporary error", err)
+	}
+	srv.RefuseRecipient("b@example.com", 550)
+	d.Attempt = 2
+	if err := s.Send(t.Context(), d); !errors.Is(err, topup.ErrUndeliverable) {
+		t.Fatalf("second attempt: %v, want ErrUndeliverable", err)
+	}
+	if got := store.states(11); got["a@example.com"] != topup.DeliveryRejected || got["b@example.com"] != topup.DeliveryRejected {
+		t.Fatalf("recorded %v", got)
+	}
+}

@@ -100,8 +100,10 @@ func (s *Sender) Send(ctx context.Context, d topup.Delivery) error {
 		return err
 	}
 	done := make(map[string]bool, len(recorded))
+	reached := false
 	for _, r := range recorded {
 		done[strings.ToLower(r.Recipient)] = true
+		reached = reached || r.State == topup.DeliverySent
 	}
 	var remaining []string
 	for _, r := range topup.Recipients(d.Recipients...) {
@@ -146,7 +148,7 @@ func (s *Sender) Send(ctx context.Context, d topup.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if len(sent) == 0 && len(rejected) == len(remaining) && len(recorded) == 0 {
+	if !reached && len(sent) == 0 && len(rejected) == len(remaining) {
 		return fmt.Errorf("%w: every recipient refused: %s", topup.ErrUndeliverable, joinReasons(rejected))
 	}
 	return nil
