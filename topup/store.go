@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,13 +26,10 @@ var (
 	ErrConflict = errors.New("topup: transaction changed concurrently")
 )
 
-// The unique keys the store relies on: the action token's single use and the webhook's
-// idempotency. PostgreSQL names an inline UNIQUE <table>_<column>_key and a primary key
-// <table>_pkey.
-var (
-	actionTokenKey = storage.Unique{Name: "topup_action_tokens_pkey", Table: "topup_action_tokens", Columns: []string{"jti"}}
-	sourceHashKey  = storage.Unique{Name: "topup_transactions_source_xml_hash_key", Table: "topup_transactions", Columns: []string{"source_xml_hash"}}
-)
+// actionTokenKey is the unique key of the action token's single use. PostgreSQL names a primary
+// key <table>_pkey. (The webhook's idempotency key, source_xml_hash, is decided by INSERT ... ON
+// CONFLICT in InsertInvoice.)
+var actionTokenKey = storage.Unique{Name: "topup_action_tokens_pkey", Table: "topup_action_tokens", Columns: []string{"jti"}}
 
 // CarrierCall is one exchange with the SPR about a transaction, PASSWORD masked.
 type CarrierCall struct {
@@ -250,9 +246,6 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 	return out, nil
 }
 
-// errStale: the record held by UpdateHeld's caller is no longer the stored one.
-var errStale = errors.New("topup: held record changed")
-
 // UpdateHeld is Update on held, the record as the caller last wrote or read it (its Version):
 // fn decides on held, and the write is a compare-and-set on the version, so the record is not
 // read again (one round trip and one statement less than Update, on the path of every top-up's
@@ -275,7 +268,7 @@ func (s *Store) UpdateHeld(ctx context.Context, held *Transaction, fn func(*Tran
 		}
 		return s.settle(ctx, tx, st)
 	})
-	if errors.Is(err, errStale) {
+	if errors.Is(err, storage.ErrStale) {
 		return s.Update(ctx, held.ID, fn)
 	}
 	if err != nil {
@@ -285,27 +278,15 @@ func (s *Store) UpdateHeld(ctx context.Context, held *Transaction, fn func(*Tran
 }
 
 // save writes the columns of next that changed since cur (snap) and the next version, on the
-// condition that the stored record is still at cur's version (errStale otherwise). Only the
-// changed columns: the raw XML and payload are not written again.
+// condition that the stored record is still at cur's version (storage.ErrStale otherwise). Only
+// the changed columns: the raw XML and payload are not written again.
 func (s *Store) save(ctx context.Context, tx bun.Tx, cur, next *Transaction, snap storage.Snapshot) error {
-	cols := slices.DeleteFunc(snap.Changed(next), func(c string) bool { return c == "created_at" || c == "version" })
-	if len(cols) == 0 {
-		next.Version = cur.Version
-		return nil
-	}
-	next.Version = cur.Version + 1
-	res, err := tx.NewUpdate().Model(next).Column(append(cols, "version")...).
-		Where("id = ?", cur.ID.String()).Where("version = ?", cur.Version).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("topup: update transaction: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		if err == nil {
-			return errStale
-		}
+	v, err := snap.Update(ctx, tx, next, cur.Version)
+	next.Version = v
+	if err != nil && !errors.Is(err, storage.ErrStale) {
 		return fmt.Errorf("topup: update transaction %s: %w", cur.ID, err)
 	}
-	return nil
+	return err
 }
 
 // settle writes what a settlement carries besides the record: the carrier call's audit row and

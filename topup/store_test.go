@@ -8,8 +8,13 @@ import (
 	"time"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
+
+// sourceHashKey is the webhook's idempotency key, which InsertInvoice leaves to ON CONFLICT; the
+// test below checks that it is not confused with the action token's.
+var sourceHashKey = storage.Unique{Name: "topup_transactions_source_xml_hash_key", Table: "topup_transactions", Columns: []string{"source_xml_hash"}}
 
 // TestStore: the store recognises its two unique keys by constraint (PostgreSQL's name,
 // SQLite's columns), never by the text of the error; InsertInvoice names the record already

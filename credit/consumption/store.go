@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -178,7 +177,7 @@ func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Cons
 			return nil, err
 		}
 		err = storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
-		if !errors.Is(err, errStale) {
+		if !errors.Is(err, storage.ErrStale) {
 			return c, err
 		}
 	}
@@ -187,9 +186,6 @@ func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Cons
 
 // maxOptimistic bounds Update's attempts under concurrent writes of one record.
 const maxOptimistic = 5
-
-// errStale: the record changed since it was read (its version moved).
-var errStale = errors.New("consumption: record changed concurrently")
 
 // Claim is an upstream operation that holds a record: the record as claimed, and its pending
 // attempt.
@@ -248,7 +244,7 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 			}
 			return finishIntento(ctx, tx, cl.Intento)
 		})
-		if !errors.Is(err, errStale) {
+		if !errors.Is(err, storage.ErrStale) {
 			if err != nil {
 				return nil, err
 			}
@@ -377,27 +373,14 @@ func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrec
 }
 
 // save writes the columns of c that changed since it was read at version prev (snap), and the
-// next version, if the stored record is still at prev (errStale otherwise).
+// next version, if the stored record is still at prev (storage.ErrStale otherwise).
 func save(ctx context.Context, db bun.IDB, prev int64, c *Consumo, snap storage.Snapshot) error {
-	cols := slices.DeleteFunc(snap.Changed(c), func(col string) bool { return col == "created_at" || col == "version" })
-	if len(cols) == 0 {
-		c.Version = prev
-		return nil
-	}
-	c.Version = prev + 1
-	res, err := db.NewUpdate().Model(c).Column(append(cols, "version")...).WherePK().Where("version = ?", prev).Exec(ctx)
-	if err == nil {
-		if n, rerr := res.RowsAffected(); rerr != nil {
-			err = rerr
-		} else if n != 1 {
-			c.Version = prev
-			return errStale
-		}
-	}
-	if err != nil {
+	v, err := snap.Update(ctx, db, c, prev)
+	c.Version = v
+	if err != nil && !errors.Is(err, storage.ErrStale) {
 		return fmt.Errorf("consumption: update authorization %s: %w", c.AutorizacionID, err)
 	}
-	return nil
+	return err
 }
 
 func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {

@@ -2,7 +2,11 @@ package storage
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -43,4 +47,33 @@ func (s Snapshot) Changed(model any) []string {
 		}
 	}
 	return out
+}
+
+// ErrStale is Snapshot.Update's answer when the stored row is no longer at the version it was
+// read at: another write came first.
+var ErrStale = errors.New("storage: record changed since it was read")
+
+// Update writes, by primary key, the columns of model that changed since the snapshot (never
+// created_at) and version = prev+1, provided the stored row is still at version prev; ErrStale
+// otherwise. It returns the row's version afterwards: prev when nothing changed (nothing is
+// written), prev+1 when it wrote. The model's table must have a "version" column that every
+// write goes through here to bump.
+func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64) (int64, error) {
+	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
+	if len(cols) == 0 {
+		return prev, nil
+	}
+	res, err := db.NewUpdate().Model(model).Column(append(cols, "version")...).Value("version", "?", prev+1).
+		WherePK().Where("version = ?", prev).Exec(ctx)
+	if err != nil {
+		return prev, fmt.Errorf("storage: update %s: %w", s.table.Name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return prev, fmt.Errorf("storage: update %s: %w", s.table.Name, err)
+	}
+	if n != 1 {
+		return prev, ErrStale
+	}
+	return prev + 1, nil
 }

@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -53,6 +54,52 @@ func TestSnapshotListsWhatChanged(t *testing.T) {
 					t.Fatalf("changed %v, want %v", got, tc.want)
 				}
 			})
+		}
+	})
+}
+
+type versioned struct {
+	bun.BaseModel `bun:"table:versioned"`
+	ID            int64  `bun:"id,pk"`
+	Estado        string `bun:"estado"`
+	Note          string `bun:"note"`
+	Version       int64  `bun:"version"`
+}
+
+// Update writes what changed and bumps the version, writes nothing when nothing changed, and
+// refuses a copy read before another write (ErrStale), on both engines.
+func TestSnapshotUpdateIsCompareAndSet(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		ctx := t.Context()
+		if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.DB.NewInsert().Model(&versioned{ID: 1, Estado: "A", Note: "n"}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		read := func() *versioned {
+			v := &versioned{ID: 1}
+			if err := tg.DB.NewSelect().Model(v).WherePK().Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		first, second := read(), read()
+		if v, err := storage.TakeSnapshot(tg.DB, first).Update(ctx, tg.DB, first, first.Version); err != nil || v != 0 {
+			t.Fatalf("nothing changed: version %d, %v; want 0 and nothing written", v, err)
+		}
+		snap := storage.TakeSnapshot(tg.DB, first)
+		first.Estado = "B"
+		if v, err := snap.Update(ctx, tg.DB, first, first.Version); err != nil || v != 1 {
+			t.Fatalf("one change: version %d, %v; want 1", v, err)
+		}
+		snap = storage.TakeSnapshot(tg.DB, second)
+		second.Note = "late"
+		if _, err := snap.Update(ctx, tg.DB, second, second.Version); !errors.Is(err, storage.ErrStale) {
+			t.Fatalf("stale copy: %v, want ErrStale", err)
+		}
+		if got := read(); got.Estado != "B" || got.Note != "n" || got.Version != 1 {
+			t.Fatalf("stored %+v, want the first write only", got)
 		}
 	})
 }

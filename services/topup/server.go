@@ -99,7 +99,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		if cfg.SMTP.Host == "" {
 			outbox = cmp.Or(d.OutboxDir, DefaultOutboxDir)
 		}
-		if sender, err = newSender(cfg, d.DB, d.OutboxDir, reg, log); err != nil {
+		if sender, err = newSender(cfg, d.DB, outbox, reg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -153,11 +153,9 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	}, nil
 }
 
-// newSender builds the e-mail sender: SMTP_* when SMTP_HOST is set, else the .eml outbox.
+// newSender builds the e-mail sender: SMTP_* when SMTP_HOST is set, else the .eml files under
+// outbox.
 func newSender(cfg *config.Topup, db *bun.DB, outbox string, reg prometheus.Registerer, log *slog.Logger) (*email.Sender, error) {
-	if outbox == "" {
-		outbox = DefaultOutboxDir
-	}
 	// The sender reads and writes only the delivery records, which need no job queue.
 	return email.New(email.Config{
 		Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password.Reveal(),
