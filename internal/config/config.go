@@ -79,6 +79,10 @@ type Common struct {
 	DatabaseMaxConns int `env:"DATABASE_MAX_CONNS" envDefault:"16"`
 	// DebugPprof serves net/http/pprof under /debug/pprof/ (development only).
 	DebugPprof bool `env:"DEBUG_PPROF"`
+	// CORSAllowedOrigins are the origins a browser may call the API from (comma-separated, e.g.
+	// http://localhost:5173); empty turns CORS off; "*" allows any origin and is refused in
+	// production.
+	CORSAllowedOrigins []string `env:"CORS_ALLOWED_ORIGINS" envSeparator:","`
 }
 
 // Production reports whether APP_ENV is production.
@@ -109,6 +113,7 @@ func (c *Common) LogValue() slog.Value {
 		slog.Duration("request_timeout", c.RequestTimeout),
 		slog.Int("database_max_conns", c.DatabaseMaxConns),
 		slog.Bool("debug_pprof", c.DebugPprof),
+		slog.String("cors_allowed_origins", strings.Join(c.CORSAllowedOrigins, ",")),
 	)
 }
 
@@ -130,6 +135,25 @@ func (c *Common) validate(p *problems) {
 	}
 	if c.DebugPprof && c.Production() {
 		p.add("DEBUG_PPROF", "must not be true in production")
+	}
+	origins := c.CORSAllowedOrigins[:0]
+	for _, o := range c.CORSAllowedOrigins {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	c.CORSAllowedOrigins = origins
+	for _, o := range c.CORSAllowedOrigins {
+		if o == "*" {
+			if c.Production() {
+				p.add("CORS_ALLOWED_ORIGINS", "must list origins, not *, in production")
+			}
+			continue
+		}
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			p.add("CORS_ALLOWED_ORIGINS", "must be a comma-separated list of origins (scheme and host, e.g. https://dashboard.example.com)")
+			break
+		}
 	}
 	if storage.CheckURL(c.DatabaseURL.Reveal()) != nil {
 		p.add("DATABASE_URL", "must be a postgres:// or postgresql:// URL or a SQLite file path")

@@ -206,6 +206,13 @@ func TestProductionValid(t *testing.T) {
 	if tp, err := ParseTopup(with(prodTopupEnv(), "DATABASE_MAX_CONNS", "40")); err != nil || tp.DatabaseMaxConns != 40 {
 		t.Errorf("DATABASE_MAX_CONNS=40: %v, %+v", err, tp)
 	}
+	if c, err := ParseCredit(with(prodCreditEnv(), "CORS_ALLOWED_ORIGINS", " https://dash.example.com/, http://localhost:5173 ,")); err != nil ||
+		strings.Join(c.CORSAllowedOrigins, " ") != "https://dash.example.com http://localhost:5173" {
+		t.Errorf("CORS_ALLOWED_ORIGINS: %v, %q", err, c.CORSAllowedOrigins)
+	}
+	if c, err := ParseTopup(map[string]string{"CORS_ALLOWED_ORIGINS": "*"}); err != nil || len(c.CORSAllowedOrigins) != 1 {
+		t.Errorf("CORS_ALLOWED_ORIGINS=* in development: %v, %q", err, c.CORSAllowedOrigins)
+	}
 	// With a JWK Set the HS256 secret is unused, so its default is harmless.
 	if _, err := ParseCredit(with(prodCreditEnv(), "JWT_SECRET", "<unset>", "JWT_JWKS_URL", "https://idp.example/jwks.json")); err != nil {
 		t.Errorf("production with JWT_JWKS_URL refused: %v", err)
@@ -237,6 +244,9 @@ func TestValidation(t *testing.T) {
 		{"SMTP timeout zero", topup, with(dev, "SMTP_TIMEOUT", "0"), []string{"SMTP_TIMEOUT"}},
 		{"pool size not a number", topup, with(dev, "DATABASE_MAX_CONNS", "many"), []string{"DATABASE_MAX_CONNS"}},
 		{"profiler in production", credit, with(prodCreditEnv(), "DEBUG_PPROF", "true"), []string{"DEBUG_PPROF"}},
+		{"CORS any origin in production", credit, with(prodCreditEnv(), "CORS_ALLOWED_ORIGINS", "https://a.example.com,*"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS origin with a path", topup, with(dev, "CORS_ALLOWED_ORIGINS", "https://a.example.com/app"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS origin without a scheme", topup, with(dev, "CORS_ALLOWED_ORIGINS", "localhost:5173"), []string{"CORS_ALLOWED_ORIGINS"}},
 		{"credit reconciler interval negative", credit, with(dev, "CREDIT_RECONCILE_INTERVAL", "-1"), []string{"CREDIT_RECONCILE_INTERVAL"}},
 		// The reconciler would resend a top-up still in flight: the message names both settings.
 		{"pending-after equal to the carrier timeout", topup, with(with(dev, "CARRIER_TIMEOUT", "30"), "RECARGAS_RECONCILE_PENDING_AFTER", "30"),

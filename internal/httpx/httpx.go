@@ -57,6 +57,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Pprof serves net/http/pprof under /debug/pprof/ (DEBUG_PPROF, development only).
 	Pprof bool
+	// CORSOrigins are the origins browsers may call the API from (CORS_ALLOWED_ORIGINS); empty
+	// means no CORS headers and preflights answered like any unknown route.
+	CORSOrigins []string
 }
 
 // Locals keys.
@@ -101,6 +104,9 @@ func New(cfg Config) *fiber.App {
 		app.Use(pprof.New())
 	}
 	app.Use(requestID, observe(cfg.Logger, m), recoverer, noNULInURL, identityBodyOnly, deadline(cfg.RequestTimeout))
+	if len(cfg.CORSOrigins) > 0 {
+		app.Use(corsHandler(cfg.CORSOrigins))
+	}
 	app.Get("/up", health(cfg.Health, cfg.HealthTimeout))
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry})))
 	return app

@@ -479,3 +479,69 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 		})
 	}
 }
+
+// CORS (CORS_ALLOWED_ORIGINS): a preflight from a listed origin is answered with the methods and
+// headers the API takes; another origin, or no configuration, gets no Allow-Origin.
+func TestCORS(t *testing.T) {
+	const dashboard = "https://dashboard.example.com"
+	preflight := func(origin string) *http.Request {
+		r := httptest.NewRequest(http.MethodOptions, "/things", nil)
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Access-Control-Request-Method", http.MethodPost)
+		r.Header.Set("Access-Control-Request-Headers", "authorization,content-type,idempotency-key")
+		return r
+	}
+	tests := []struct {
+		name      string
+		origins   []string
+		origin    string
+		wantAllow string
+	}{
+		{"listed origin", []string{"http://localhost:5173", dashboard}, dashboard, dashboard},
+		{"unlisted origin", []string{dashboard}, "https://evil.example.com", ""},
+		{"any origin in development", []string{"*"}, "https://anything.example.com", "*"},
+		{"CORS off", nil, dashboard, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			app := httpx.New(httpx.Config{Service: "test", CORSOrigins: tc.origins})
+			app.Post("/things", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusCreated) })
+			resp, err := app.Test(preflight(tc.origin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.wantAllow {
+				t.Fatalf("Access-Control-Allow-Origin = %q, want %q", got, tc.wantAllow)
+			}
+			if tc.wantAllow == "" {
+				return
+			}
+			if resp.StatusCode != http.StatusNoContent {
+				t.Errorf("preflight status %d, want 204", resp.StatusCode)
+			}
+			if m := resp.Header.Get("Access-Control-Allow-Methods"); !strings.Contains(m, "POST") || !strings.Contains(m, "PUT") {
+				t.Errorf("Allow-Methods %q lacks POST or PUT", m)
+			}
+			h := strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers"))
+			for _, want := range []string{"authorization", "content-type", "idempotency-key", "x-request-id", "x-action-token", "x-service-key"} {
+				if !strings.Contains(h, want) {
+					t.Errorf("Allow-Headers %q lacks %s", h, want)
+				}
+			}
+			if resp.Header.Get("Access-Control-Allow-Credentials") != "" {
+				t.Error("credentials must never be allowed")
+			}
+			// The actual request carries the origin and exposes the request id.
+			r := httptest.NewRequest(http.MethodPost, "/things", nil)
+			r.Header.Set("Origin", tc.origin)
+			resp, err = app.Test(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusCreated || resp.Header.Get("Access-Control-Allow-Origin") != tc.wantAllow ||
+				!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
+				t.Errorf("POST from %s: %d, headers %v", tc.origin, resp.StatusCode, resp.Header)
+			}
+		})
+	}
+}

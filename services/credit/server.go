@@ -134,6 +134,7 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 		Registry:       reg,
 		RequestTimeout: cfg.RequestTimeout,
 		Pprof:          cfg.DebugPprof,
+		CORSOrigins:    cfg.CORSAllowedOrigins,
 	})
 	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
 	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos}, &pagoHandlers{svc: s.pagos})

@@ -144,6 +144,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		Registry:       reg,
 		RequestTimeout: cfg.RequestTimeout,
 		Pprof:          cfg.DebugPprof,
+		CORSOrigins:    cfg.CORSAllowedOrigins,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
 
