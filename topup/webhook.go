@@ -139,7 +139,7 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		base.OfferID, base.ExternalOperation = product.OfferID, product.ExternalOperation
 		base.RejectionReason = ReasonAmountMismatch
 		base.rejectionDetail = fmt.Sprintf("%s: amount %s differs from %s expected for %s", ReasonAmountMismatch,
-			r.Amount.StringFixed(2), product.Amount.StringFixed(2), product.ProductCode)
+			amountAsSent(*r.Amount), product.Amount.StringFixed(2), product.ProductCode)
 	}
 	if base.Status == StatusRejected {
 		holder, err := s.store.InsertInvoice(ctx, &base, s.notice(&base))
@@ -170,6 +170,12 @@ func (s *Service) Webhook(ctx context.Context, r WebhookRequest) (*Transaction, 
 		return ce.Transaction, nil
 	}
 	return rec, err
+}
+
+// amountAsSent writes an invoice amount with every decimal it was sent with and at least
+// two: rounded to cents, 3.014 would read 3.01, an amount the tolerance accepts.
+func amountAsSent(d decimal.Decimal) string {
+	return d.StringFixed(max(2, -d.Exponent()))
 }
 
 // duplicate records a repeated delivery of an invoice as rejected (the specification's table)

@@ -3,6 +3,7 @@ package topup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -161,6 +162,45 @@ func TestRepeatedDeliveriesAnnounceOnce(t *testing.T) {
 		n, err := e.db.NewSelect().Model((*Transaction)(nil)).Where("status = ?", StatusRejected).Count(t.Context())
 		if err != nil || n != 19 {
 			t.Fatalf("%d repetitions recorded (%v), want 19", n, err)
+		}
+	})
+}
+
+// TestWebhookAmountMismatchNamesTheAmountAsSent: the rejection's words show the amount the
+// invoice carried, never rounded to cents (3.014 rounded is 3.01, which would have been
+// accepted), with at least two decimals; an amount within the tolerance is accepted.
+func TestWebhookAmountMismatchNamesTheAmountAsSent(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, Config{})
+		cases := []struct {
+			name, amount string
+			detail       string // "" when the invoice is accepted
+		}{
+			{"more decimals than cents", "3.014", "AMOUNT_MISMATCH: amount 3.014 differs from 3.00 expected for RECCARRIER3"},
+			{"below by more than a cent", "2.989", "AMOUNT_MISMATCH: amount 2.989 differs from 3.00 expected for RECCARRIER3"},
+			{"trailing zeros as sent", "3.0200", "AMOUNT_MISMATCH: amount 3.0200 differs from 3.00 expected for RECCARRIER3"},
+			{"fewer decimals than cents", "3.5", "AMOUNT_MISMATCH: amount 3.50 differs from 3.00 expected for RECCARRIER3"},
+			{"a whole number", "4", "AMOUNT_MISMATCH: amount 4.00 differs from 3.00 expected for RECCARRIER3"},
+			{"within the tolerance", "3.01", ""},
+		}
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				amount := decimal.RequireFromString(c.amount)
+				_, err := e.svc.Webhook(t.Context(), WebhookRequest{
+					InvoiceNumber: fmt.Sprintf("001-001-%09d", i+1), ProductCode: "RECCARRIER3", SubscriberID: "593991234567",
+					Amount: &amount, SourceXMLHash: fmt.Sprintf("hash-amount-%d", i), Payload: []byte(`{}`),
+				})
+				if c.detail == "" {
+					if err != nil {
+						t.Fatalf("amount %s: %v, want it accepted", c.amount, err)
+					}
+					return
+				}
+				var re *RejectedError
+				if !errors.As(err, &re) || re.Detail != c.detail {
+					t.Fatalf("amount %s: err = %v, want detail %q", c.amount, err, c.detail)
+				}
+			})
 		}
 	})
 }
