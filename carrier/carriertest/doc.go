@@ -39,9 +39,12 @@
 //	any other subscriber matching ^593[89]\d{8}$: STATUS=SUCCESS, ID_CODIGO 0
 //
 // Other answers: a subscriber not matching the pattern gets ID_CODIGO 3
-// "invalid subscriber number"; a missing or unreadable element ID_CODIGO 2;
-// a top-up above the offer's stock ID_CODIGO 5 "offer out of stock"; a
-// document that is not umsprot a SOAP fault "Client" in HTTP 500.
+// "invalid subscriber number"; an OFFERID that is not in the inventory
+// ID_CODIGO 1 "unknown offer" (1 is the code the specification gives the
+// carrier's refusals, "wrong product" among them; it names no other code
+// for an offer); a missing or unreadable element ID_CODIGO 2; a top-up
+// above the offer's stock ID_CODIGO 5 "offer out of stock"; a document that
+// is not umsprot a SOAP fault "Client" in HTTP 500.
 //
 // # Ledger
 //
@@ -62,8 +65,10 @@
 // query" when OFFERID differs.
 //
 // sre_consulta_inventario answers the stock: by default offers 31 "Pin 3",
-// 30 "Pin 5", 151 "Pin 10" and 150 "Datos", 1000 units each. Offers not in
-// the inventory are not limited.
+// 30 "Pin 5", 151 "Pin 10" and 150 "Datos", 1000 units each (the
+// specification's product mapping). The inventory is also the list of
+// offers the fake knows: WithStock or Fake.SetStock adds one; a top-up of any
+// other offer is refused.
 //
 // # Scripting
 //

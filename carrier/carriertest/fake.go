@@ -37,7 +37,7 @@ const (
 // for the query, 1; the others are the fake's.
 const (
 	CodeSuccess        = "0"
-	CodeRejected       = "1" // no balance, invalid credentials, not found, wrong product
+	CodeRejected       = "1" // no balance, invalid credentials, not found, wrong product, unknown offer
 	CodeInvalidRequest = "2" // a data element missing or unreadable
 	CodeInvalidNumber  = "3" // SUBSCRIBERID not ^593[89]\d{8}$
 	CodeDuplicateID    = "4" // EXTERNALTRANSACTIONID reused with different data
@@ -56,6 +56,7 @@ const (
 	MessageInvalidNumber       = "invalid subscriber number"
 	MessageDuplicateID         = "EXTERNALTRANSACTIONID already used with different data"
 	MessageOutOfStock          = "offer out of stock"
+	MessageUnknownOffer        = "unknown offer"
 	FaultStringIPNotAuthorized = "IP address not authorized"
 )
 
@@ -104,7 +105,8 @@ func WithOAuth2(clientID, clientSecret string, lifetime time.Duration) Option {
 }
 
 // WithStock sets the stock of an offer, adding it to the inventory if new.
-// A top-up of an offer that is not in the inventory is not limited by stock.
+// A top-up of an offer that is not in the inventory is refused (ID_CODIGO 1,
+// MessageUnknownOffer).
 func WithStock(offerID, description string, available int64) Option {
 	return func(f *Fake) { f.setStock(offerID, description, available) }
 }
@@ -394,10 +396,24 @@ func (f *Fake) topup(ctx context.Context, req *umsprot.Request, bySubscriber boo
 	switch {
 	case !subscriberPattern.MatchString(t.SubscriberID):
 		outcome = errorEntry(CodeInvalidNumber, MessageInvalidNumber)
+	case !f.offers(t.OfferID):
+		outcome = errorEntry(CodeRejected, MessageUnknownOffer)
 	default:
 		outcome = Entry{Status: carrier.StatusSuccess, IDCodigo: CodeSuccess, Mensaje: MessageApplied}
 	}
 	return f.commit(t, t.OfferID, outcome)
+}
+
+// offers reports whether the inventory holds offerID.
+func (f *Fake) offers(offerID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.stock {
+		if s.OfferID == offerID {
+			return true
+		}
+	}
+	return false
 }
 
 // commit records the outcome of a new id and answers it; a known id answers

@@ -323,3 +323,50 @@ func TestNilOptionIgnored(t *testing.T) {
 		t.Errorf("Stock(99) = %+v, %t", s, ok)
 	}
 }
+
+// An offer the fake's inventory does not hold is refused as a business error, ID_CODIGO 1
+// "unknown offer" (the code the specification gives the carrier's refusals of a product), and
+// recorded, so the query says the same; an offer added to the inventory tops up.
+func TestTopupOfAnOfferOutsideTheInventory(t *testing.T) {
+	tests := []struct {
+		name, offer string
+		stock       bool   // SetStock adds the offer first
+		code        string // "" for a success
+	}{
+		{"an offer of the default inventory", "31", false, ""},
+		{"an offer nobody added", "99", false, carriertest.CodeRejected},
+		{"an offer added to the inventory", "99", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, fake, err := carriertest.NewMock(carrier.Config{Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fake.Close()
+			if tt.stock {
+				fake.SetStock(tt.offer, "Pin 99", 5)
+			}
+			req := carrier.TopupRequest{ExternalOperation: carrier.ExternalOperationPins, ExternalTransactionID: "OFFER-" + tt.offer, OfferID: tt.offer, SubscriberID: "593987654321", Quantity: 1}
+			_, err = c.Topup(t.Context(), req)
+			entry, _ := fake.Entry(req.ExternalTransactionID)
+			if tt.code == "" {
+				if err != nil || entry.Status != carrier.StatusSuccess {
+					t.Fatalf("offer %s: %v, ledger %+v; want a success", tt.offer, err, entry)
+				}
+				return
+			}
+			var be *carrier.Error
+			if !errors.As(err, &be) || be.Code != tt.code || be.Message != carriertest.MessageUnknownOffer || upstream.KindOf(err) != upstream.Rejected {
+				t.Fatalf("offer %s: err = %v, want STATUS=ERROR ID_CODIGO %s %q", tt.offer, err, tt.code, carriertest.MessageUnknownOffer)
+			}
+			if entry.Status != carrier.StatusError || entry.IDCodigo != tt.code {
+				t.Fatalf("ledger %+v, want the refusal recorded", entry)
+			}
+			res, err := c.QueryRecharge(t.Context(), carrier.QueryRequest{ExternalTransactionID: req.ExternalTransactionID, OfferID: tt.offer})
+			if !errors.As(err, &be) || res.Mensaje != carriertest.MessageUnknownOffer {
+				t.Fatalf("query of the refused top-up: %v (%q), want the recorded refusal", err, res.Mensaje)
+			}
+		})
+	}
+}

@@ -18,7 +18,9 @@
 // loaded by settings.go), RECARGAS_RECONCILE_INTERVAL, _PENDING_AFTER, _RETRY_AFTER,
 // _MAX_RETRIES, OPERATIONS_EMAIL, SMTP_*). With nothing set it
 // runs in development mode: SQLite at ./data/topup.db and the carrier in mock mode (the
-// in-process carriertest fake with its magic subscribers), which it says in the log at start.
+// in-process carriertest fake with its magic subscribers; it knows the offers of its inventory
+// and of the product mapping and refuses any other with STATUS=ERROR, ID_CODIGO 1 "unknown
+// offer", so such a top-up ends failed), which it says in the log at start.
 //
 // # Routes and authentication
 //

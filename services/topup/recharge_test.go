@@ -477,3 +477,42 @@ func TestRechargeQuantityNumbers(t *testing.T) {
 		}
 	})
 }
+
+// TestMockModeOffers: in mock mode the built-in SPR knows the offers of its inventory and of the
+// product mapping (a configured one included) and refuses any other with the carrier's
+// business error, ID_CODIGO 1 "unknown offer": a manual top-up of offer 99 is failed (422).
+func TestMockModeOffers(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := newStack(t, tg, map[string]string{
+			"CARRIER_MOCK_MODE": "true",
+			"RECARGAS_PRODUCTS": `[{"product_code":"RECCARRIER20","offer_id":"200","external_operation":"RECARGA_PINES","description":"Pin 20","amount":"20.00"}]`,
+		})
+		cases := []struct {
+			name, offer  string
+			status       int
+			recordStatus string
+			code         string // carrier_id_codigo
+		}{
+			{"an offer of the inventory", "31", http.StatusCreated, "success", "0"},
+			{"an offer of the configured mapping", "200", http.StatusCreated, "success", "0"},
+			{"an offer in neither", "99", http.StatusUnprocessableEntity, "failed", carriertest.CodeRejected},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				u := newUser("mock-"+c.offer, PermCreate)
+				body := rechargeBodyFor("593991234567")
+				body["offer_id"] = c.offer
+				a := s.do("POST", rechargePath, body, u.recharge(t)).expect(t, c.status)
+				if a.str("status") != c.recordStatus || a.str("carrier_id_codigo") != c.code {
+					t.Fatalf("body %s, want status %s, carrier_id_codigo %s", a.raw, c.recordStatus, c.code)
+				}
+				if c.status != http.StatusCreated && a.str("error") != carriertest.MessageUnknownOffer {
+					t.Fatalf("error %q, want %q", a.str("error"), carriertest.MessageUnknownOffer)
+				}
+			})
+		}
+		if n := s.spr.Calls(carrier.FunctionTopup); n != 0 {
+			t.Fatalf("the loopback SPR got %d top-ups; mock mode must use the built-in one", n)
+		}
+	})
+}

@@ -84,7 +84,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	spr, fake, err := newCarrier(cfg, reg, log)
+	spr, fake, err := newCarrier(cfg, st.Products, reg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +206,10 @@ func (c backlogCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // newCarrier builds the SPR client: against CARRIER_SPR_URL, or in mock mode against an
-// in-process carriertest fake (no network; the magic subscribers answer their outcomes). Both
-// go through the metrics RoundTripper.
-func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) (*carrier.Client, *carriertest.Fake, error) {
+// in-process carriertest fake (no network; the magic subscribers answer their outcomes; the
+// offers it knows are its default inventory and those of the product mapping, any other is
+// refused as the carrier would). Both go through the metrics RoundTripper.
+func newCarrier(cfg *config.Topup, products *topup.Products, reg prometheus.Registerer, log *slog.Logger) (*carrier.Client, *carriertest.Fake, error) {
 	c := cfg.Carrier
 	ccfg := carrier.Config{
 		URL:       c.SPRURL,
@@ -232,6 +233,11 @@ func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) 
 		}
 		ccfg.URL = carriertest.MockURL
 		fake := carriertest.NewFake(fopts...)
+		for _, p := range products.All() {
+			if _, ok := fake.Stock(p.OfferID); !ok {
+				fake.SetStock(p.OfferID, cmp.Or(p.Description, p.ProductCode), mockStock)
+			}
+		}
 		hc := &http.Client{Transport: metrics.Transport(fake.Transport(), "carrier", op, reg)}
 		client, err := carrier.New(ccfg, carrier.WithHTTPClient(hc), carrier.WithLogger(log))
 		if err != nil {
@@ -250,6 +256,10 @@ func newCarrier(cfg *config.Topup, reg prometheus.Registerer, log *slog.Logger) 
 	client, err := carrier.New(ccfg, carrier.WithHTTPClient(hc), carrier.WithLogger(log))
 	return client, nil, err
 }
+
+// mockStock is the stock mock mode gives a mapped offer that is not in the fake's default
+// inventory (whose offers have as many).
+const mockStock = 1000
 
 // serve answers HTTP on ln and runs the reconciler and the notification workers until ctx ends
 // or SIGTERM/SIGINT, then stops them and the server gracefully, letting in-flight requests and
