@@ -882,7 +882,7 @@ type consumoRaceResult struct {
 func (e *testEnv) raceConsumo(t *testing.T, endpoints []string, body func(endpoint string, i int) any) []consumoRaceResult {
 	t.Helper()
 	token := e.userToken()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: len(endpoints)}}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: contractOf(t).Transport(t, &http.Transport{MaxIdleConnsPerHost: len(endpoints)})}
 	results := make([]consumoRaceResult, len(endpoints))
 	errs := make([]error, len(endpoints))
 	start := make(chan struct{})

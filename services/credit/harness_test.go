@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/internal/apidoc/apitest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/storage"
@@ -139,9 +141,22 @@ func newTestEnv(t testing.TB, tg storagetest.Target, opts ...envOption) *testEnv
 	return &testEnv{
 		t: t, target: tg, srv: srv, cs: cs, erp: erpSrv,
 		URL:    "http://" + ln.Addr().String(),
-		client: &http.Client{Timeout: 30 * time.Second},
+		client: &http.Client{Timeout: 30 * time.Second, Transport: contractOf(t).Transport(t, nil)},
 		db:     db, health: health,
 	}
+}
+
+// contract is the service's OpenAPI document, loaded and validated once; every request of the
+// harness's client is checked against it (internal/apidoc/apitest).
+var contract = sync.OnceValues(func() (*apitest.Contract, error) { return apitest.Load(openapiYAML) })
+
+func contractOf(t testing.TB) *apitest.Contract {
+	t.Helper()
+	c, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // userToken returns "Bearer <token>" for a dashboard user with the given permissions.

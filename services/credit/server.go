@@ -23,6 +23,7 @@ import (
 	"github.com/platform/integrations/creditsystem/creditsystemtest"
 	"github.com/platform/integrations/erp"
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/internal/apidoc"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
@@ -138,6 +139,11 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 	})
 	s.keys = idempotency.NewStore(d.DB, idempotencyTable)
 	routes(s.app, authn, s.keys, &clientHandlers{svc: s.clients}, &consumoHandlers{svc: s.consumos}, &pagoHandlers{svc: s.pagos})
+	doc, err := openapiDoc()
+	if err != nil {
+		return nil, err
+	}
+	apidoc.Mount(s.app, doc)
 	return s, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/apidoc/apitest"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/storage"
@@ -245,6 +246,10 @@ type answer struct {
 	header http.Header
 }
 
+// contract is the service's OpenAPI document, loaded and validated once; every exchange of
+// doOn is checked against it (internal/apidoc/apitest).
+var contract = sync.OnceValues(func() (*apitest.Contract, error) { return apitest.Load(openapiYAML) })
+
 var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
 // do sends a request to the stack's first instance.
@@ -253,17 +258,21 @@ func (s *stack) do(method, path string, body any, headers map[string]string) ans
 }
 
 func (s *stack) doOn(in *instance, method, path string, body any, headers map[string]string) answer {
-	var rd io.Reader
+	var reqBody []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		reqBody = []byte(b)
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			panic(err)
 		}
-		rd = bytes.NewReader(j)
+		reqBody = j
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(reqBody)
 	}
 	req, err := http.NewRequest(method, in.url+path, rd)
 	if err != nil {
@@ -283,6 +292,11 @@ func (s *stack) doOn(in *instance, method, path string, body any, headers map[st
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	s.answers.add(string(raw))
+	if c, err := contract(); err != nil {
+		s.t.Errorf("contract: %v", err)
+	} else if err := c.Check(req, reqBody, apitest.Answer{Status: resp.StatusCode, Header: resp.Header, Body: raw}); err != nil {
+		s.t.Errorf("contract (OpenAPI document): %v", err)
+	}
 	a := answer{status: resp.StatusCode, raw: string(raw), header: resp.Header}
 	_ = json.Unmarshal(raw, &a.body)
 	return a

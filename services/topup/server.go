@@ -19,6 +19,7 @@ import (
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/apidoc"
 	"github.com/platform/integrations/internal/auth"
 	"github.com/platform/integrations/internal/config"
 	"github.com/platform/integrations/internal/httpx"
@@ -147,6 +148,11 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		CORSOrigins:    cfg.CORSAllowedOrigins,
 	})
 	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
+	doc, err := openapiDoc()
+	if err != nil {
+		return nil, err
+	}
+	apidoc.Mount(app, doc)
 
 	return &server{
 		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake,
