@@ -4,7 +4,7 @@ PKGS     ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 15m
 BENCHTIME ?= 1s
 
-.PHONY: run run-credit run-topup test lint generate check-generate bench bench-services build migrate
+.PHONY: run run-credit run-topup test lint generate check-generate bench bench-services build migrate docs-assets
 
 ## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in fakes)
 # The binaries run directly, not under `go run` (which dies on SIGTERM and leaves its child
@@ -43,6 +43,21 @@ generate:
 ## check-generate: fail when regenerating changes a committed file
 check-generate: generate
 	@git diff --exit-code --stat -- . || { echo "generated code is stale: run make generate and commit"; exit 1; }
+
+## docs-assets: refresh the Redoc bundle that /docs embeds (internal/apidoc/assets), pinned to
+## REDOC_VERSION, from the npm registry. The bundle's one load from the network (Redocly's logo
+## on its CDN) is cut, so the page works offline; the result is committed.
+REDOC_VERSION ?= 2.5.2
+docs-assets:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd "$$tmp" && npm pack --silent redoc@$(REDOC_VERSION) >/dev/null) && \
+	tar -xzf "$$tmp/redoc-$(REDOC_VERSION).tgz" -C "$$tmp" package/bundles/redoc.standalone.js package/LICENSE && \
+	sed 's|"https://cdn.redoc.ly/redoc/logo-mini.svg"|"data:,"|' "$$tmp/package/bundles/redoc.standalone.js" \
+		> internal/apidoc/assets/redoc.standalone.js && \
+	cp "$$tmp/package/LICENSE" internal/apidoc/assets/redoc.LICENSE && \
+	if grep -q 'cdn\.redoc\.ly' internal/apidoc/assets/redoc.standalone.js; then \
+		echo "the bundle still loads from cdn.redoc.ly: update the sed of docs-assets"; exit 1; fi && \
+	echo "internal/apidoc/assets: redoc $(REDOC_VERSION)"
 
 ## bench: every benchmark with allocation counts
 bench:

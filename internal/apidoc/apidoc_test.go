@@ -90,3 +90,16 @@ func TestMount(t *testing.T) {
 		})
 	}
 }
+
+// The page works offline: the embedded bundle loads nothing from a CDN (make docs-assets).
+func TestBundleLoadsNothingFromTheNetwork(t *testing.T) {
+	b, err := os.ReadFile("assets/redoc.standalone.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"cdn.redoc.ly", "fonts.googleapis.com", "unpkg.com", "cdn.jsdelivr.net"} {
+		if strings.Contains(string(b), host) {
+			t.Errorf("the Redoc bundle refers to %s", host)
+		}
+	}
+}
