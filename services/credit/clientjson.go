@@ -16,16 +16,13 @@ import (
 	"github.com/platform/integrations/internal/validation"
 )
 
-// timeFormat is the ISO 8601 layout of every timestamp the client module answers.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
+// formatTimePtr is httpx.FormatTime (every timestamp of both services' answers) of a time
+// that may be absent.
 func formatTimePtr(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := formatTime(*t)
+	s := httpx.FormatTime(*t)
 	return &s
 }
 
@@ -188,8 +185,8 @@ func toClientJSON(c *clients.Client) clientJSON {
 		ERPResponse:    rawJSON(c.ERPResponse),
 		ERPSyncedAt:    formatTimePtr(c.ERPSyncedAt),
 		SourceSystem:   c.SourceSystem,
-		CreatedAt:      formatTime(c.CreatedAt),
-		UpdatedAt:      formatTime(c.UpdatedAt),
+		CreatedAt:      httpx.FormatTime(c.CreatedAt),
+		UpdatedAt:      httpx.FormatTime(c.UpdatedAt),
 	}
 }
 
@@ -217,8 +214,8 @@ func localRecord(c *clients.Client) *localRecordJSON {
 		Identificacion: c.Identificacion,
 		ERPSynced:      c.ERPSynced,
 		SourceSystem:   c.SourceSystem,
-		CreatedAt:      formatTime(c.CreatedAt),
-		UpdatedAt:      formatTime(c.UpdatedAt),
+		CreatedAt:      httpx.FormatTime(c.CreatedAt),
+		UpdatedAt:      httpx.FormatTime(c.UpdatedAt),
 	}
 }
 
@@ -229,7 +226,7 @@ type preCheckJSON struct {
 }
 
 func preCheckAnswer(p clients.PreCheck) preCheckJSON {
-	return preCheckJSON{CheckedAt: formatTime(p.CheckedAt), Found: p.Found}
+	return preCheckJSON{CheckedAt: httpx.FormatTime(p.CheckedAt), Found: p.Found}
 }
 
 // creditSystemClientJSON is the client object of the from-creditsystem 201.

@@ -106,8 +106,8 @@ func (h *clientHandlers) fromCreditSystem(c *fiber.Ctx) error {
 			Telefono1:      client.Telefono1,
 			ERPSynced:      client.ERPSynced,
 			SourceSystem:   client.SourceSystem,
-			CreatedAt:      formatTime(client.CreatedAt),
-			UpdatedAt:      formatTime(client.UpdatedAt),
+			CreatedAt:      httpx.FormatTime(client.CreatedAt),
+			UpdatedAt:      httpx.FormatTime(client.UpdatedAt),
 		},
 		"erp_pre_check": preCheckAnswer(pre),
 	})

@@ -475,7 +475,7 @@ func textTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	return text(formatTime(t))
+	return text(httpx.FormatTime(t))
 }
 
 // GET /consumo/:autorizacion_id
@@ -498,13 +498,13 @@ func (h *consumoHandlers) get(c *fiber.Ctx) error {
 		NumeroFactura: text(rec.NumeroFactura), MontoFacturado: jsonDecimal(rec.MontoFacturado), FechaFactura: text(rec.FechaFactura.String()),
 		BiometriaRequerida: rec.BiometriaRequerida, SourceSystem: rec.SourceSystem, OperacionEnCurso: text(rec.OperacionEnCurso),
 		OperacionIniciadaAt: textTime(rec.OperacionIniciadaAt), ResultadoDesconocido: rec.ResultadoDesconocido,
-		CreatedAt: formatTime(rec.CreatedAt), UpdatedAt: formatTime(rec.UpdatedAt), Intentos: []intentoJSON{},
+		CreatedAt: httpx.FormatTime(rec.CreatedAt), UpdatedAt: httpx.FormatTime(rec.UpdatedAt), Intentos: []intentoJSON{},
 	}
 	for _, in := range intentos {
 		out.Intentos = append(out.Intentos, intentoJSON{
 			ID: in.ID, Operacion: in.Operacion, Resultado: string(in.Resultado), CodigoUpstream: in.CodigoUpstream,
 			MensajeUpstream: text(in.MensajeUpstream), RequestID: text(in.RequestID),
-			IniciadoAt: formatTime(in.IniciadoAt), TerminadoAt: textTime(in.TerminadoAt),
+			IniciadoAt: httpx.FormatTime(in.IniciadoAt), TerminadoAt: textTime(in.TerminadoAt),
 		})
 	}
 	return c.JSON(out)

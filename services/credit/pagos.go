@@ -303,7 +303,7 @@ func (h *pagoHandlers) pagoJSON(p *payments.Pago, entregas []payments.Entrega) p
 		RubrosAplicados: rubrosJSON(p.RubrosAplicados), Cupos: []cupoPagoJSON{},
 		OperacionEnCurso: text(p.OperacionEnCurso), ResultadoDesconocido: h.svc.Desconocido(p),
 		MotivoReverso: text(p.MotivoReverso), SolicitadoPor: text(p.SolicitadoPor),
-		CreatedAt: formatTime(p.CreatedAt), AplicadoAt: textTime(p.AplicadoAt), ReversadoAt: textTime(p.ReversadoAt),
+		CreatedAt: httpx.FormatTime(p.CreatedAt), AplicadoAt: textTime(p.AplicadoAt), ReversadoAt: textTime(p.ReversadoAt),
 	}
 	if p.Estado == payments.EstadoRechazado || p.Estado == payments.EstadoDesconocido {
 		out.MensajeUpstream = text(p.MensajeUpstream)
@@ -329,7 +329,7 @@ func (h *pagoHandlers) pagoJSON(p *payments.Pago, entregas []payments.Entrega) p
 		out.Conciliacion = &conciliacionJSON{Operacion: ev.Operacion, Aplicada: ev.Aplicada,
 			PagoContadoAntes:   jsonDecimal(decimal.NewNullDecimal(ev.PagoContadoAntes)),
 			PagoContadoDespues: jsonDecimal(decimal.NewNullDecimal(ev.PagoContadoDespues)),
-			ConsultaIniciadaAt: formatTime(ev.ConsultaIniciadaAt)}
+			ConsultaIniciadaAt: httpx.FormatTime(ev.ConsultaIniciadaAt)}
 	}
 	for _, e := range entregas {
 		out.EntregasERP = append(out.EntregasERP, entregaJSON{Evento: e.Evento, Estado: e.Estado, Intentos: e.Intentos,

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
 )
 
 // transactionJSON is a transaction as the API shows it: every field of the specification's
 // table by its name (id as transaction_id), in the list and in the detail, absent values as
-// null, amount as a JSON number with two decimals. Only the detail adds the audit
+// null, amount as a JSON number with two decimals, timestamps in httpx.TimeLayout (UTC,
+// milliseconds, as every answer of both services). Only the detail adds the audit
 // (carrier_calls, notifications).
 type transactionJSON struct {
 	TransactionID         string           `json:"transaction_id"`
@@ -41,10 +43,10 @@ type transactionJSON struct {
 	RequestedByEmail      *string          `json:"requested_by_email"`
 	Incident              bool             `json:"incident"`
 	IncidentNote          *string          `json:"incident_note"`
-	LastReconciledAt      *time.Time       `json:"last_reconciled_at"`
-	RetriesExhaustedAt    *time.Time       `json:"retries_exhausted_at"`
-	CreatedAt             time.Time        `json:"created_at"`
-	UpdatedAt             time.Time        `json:"updated_at"`
+	LastReconciledAt      *httpx.Time      `json:"last_reconciled_at"`
+	RetriesExhaustedAt    *httpx.Time      `json:"retries_exhausted_at"`
+	CreatedAt             httpx.Time       `json:"created_at"`
+	UpdatedAt             httpx.Time       `json:"updated_at"`
 
 	RawRequestXML  *string          `json:"raw_request_xml"`
 	RawResponseXML *string          `json:"raw_response_xml"`
@@ -85,6 +87,33 @@ type deliveryJSON struct {
 	At        time.Time `json:"at"`
 }
 
+// The audit rows keep their At as a time.Time for whoever builds them; each marshals it in
+// httpx.TimeLayout (the outer At hides the embedded one).
+
+func (c carrierCallJSON) MarshalJSON() ([]byte, error) {
+	type plain carrierCallJSON
+	return json.Marshal(struct {
+		plain
+		At httpx.Time `json:"at"`
+	}{plain(c), httpx.Time(c.At)})
+}
+
+func (n notificationJSON) MarshalJSON() ([]byte, error) {
+	type plain notificationJSON
+	return json.Marshal(struct {
+		plain
+		At httpx.Time `json:"at"`
+	}{plain(n), httpx.Time(n.At)})
+}
+
+func (d deliveryJSON) MarshalJSON() ([]byte, error) {
+	type plain deliveryJSON
+	return json.Marshal(struct {
+		plain
+		At httpx.Time `json:"at"`
+	}{plain(d), httpx.Time(d.At)})
+}
+
 func nullable(s string) *string {
 	if s == "" {
 		return nil
@@ -122,20 +151,14 @@ func toJSON(t *topup.Transaction, detail bool) transactionJSON {
 		RequestedByEmail:      nullable(t.RequestedByEmail),
 		Incident:              t.Incident,
 		IncidentNote:          nullable(t.IncidentNote),
-		CreatedAt:             t.CreatedAt.UTC(),
-		UpdatedAt:             t.UpdatedAt.UTC(),
+		CreatedAt:             httpx.Time(t.CreatedAt),
+		UpdatedAt:             httpx.Time(t.UpdatedAt),
+		RetriesExhaustedAt:    httpx.TimePtr(t.RetriesExhaustedAt.Time),
+		LastReconciledAt:      httpx.TimePtr(t.LastReconciledAt.Time),
 	}
 	if t.Amount.Valid {
 		raw := json.RawMessage(t.Amount.Decimal.StringFixed(2))
 		out.Amount = &raw
-	}
-	if !t.RetriesExhaustedAt.IsZero() {
-		at := t.RetriesExhaustedAt.Time.UTC()
-		out.RetriesExhaustedAt = &at
-	}
-	if !t.LastReconciledAt.IsZero() {
-		at := t.LastReconciledAt.Time.UTC()
-		out.LastReconciledAt = &at
 	}
 	out.RawRequestXML = nullable(t.RawRequestXML)
 	out.RawResponseXML = nullable(t.RawResponseXML)
