@@ -58,9 +58,10 @@
 // 503 in the envelope ({"status":"error","statusCode":503,"message":"database unavailable"}) so
 // that every non-2xx body of the services has one shape. GET /metrics serves the app's own
 // registry (not the global one, so several apps can live in one process): http_requests_total
-// and http_request_duration_seconds by route template, method and status (label "service"
-// constant), plus Go and process collectors when New creates the registry. Requests that match
-// no route are labelled route="unmatched" so raw paths never become labels. /up and /metrics are
+// and http_request_duration_seconds by route template (without a trailing slash: a route mounted
+// at a group's root is /clients, not /clients/), method and status (label "service" constant),
+// plus Go and process collectors when New creates the registry. Requests that match no route are
+// labelled route="unmatched" so raw paths never become labels. /up and /metrics are
 // unauthenticated; expose /metrics only on the internal network.
 //
 // # Timeouts and shutdown

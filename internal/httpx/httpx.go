@@ -206,7 +206,7 @@ func observe(log *slog.Logger, m *httpMetrics) fiber.Handler {
 		}
 		elapsed := time.Since(start)
 		status := c.Response().StatusCode()
-		route := c.Route().Path
+		route := routeLabel(c.Route().Path)
 		if c.Route() == self {
 			route = routeUnmatched
 		}
