@@ -28,8 +28,10 @@
 //     spaces, else a new UUID; set on every response (errors, 404, 413 included); [RequestID].
 //   - Request log: one slog line per request with request_id, method, route (the template, e.g.
 //     /transactions/:id), path, status, latency; ERROR for 5xx (with the error, and the stack of a
-//     panic), DEBUG for /up and /metrics, INFO otherwise. [NewLogger] gives JSON in production and
-//     text in development.
+//     panic) except WARN for a 5xx caused by an upstream business rejection (an upstream.Error of
+//     kind Rejected: the upstream worked and said no; its faults and failures stay ERROR), DEBUG
+//     for /up and /metrics, INFO otherwise. [NewLogger] gives JSON in production and text in
+//     development.
 //   - Panics are recovered into a 500 envelope.
 //   - A path or query holding %00 (NUL) is a 400: no identifier holds NUL, and bun drops it on
 //     PostgreSQL while SQLite cuts the text at it, so lookups would differ between engines.

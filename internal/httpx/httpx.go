@@ -213,13 +213,7 @@ func observe(log *slog.Logger, m *httpMetrics) fiber.Handler {
 		method := c.Method()
 		m.observe(route, method, status, elapsed)
 
-		level := slog.LevelInfo
-		switch {
-		case status >= 500:
-			level = slog.LevelError
-		case route == "/up" || route == "/metrics":
-			level = slog.LevelDebug
-		}
+		level := requestLevel(route, status, err)
 		ctx := c.UserContext()
 		if !log.Enabled(ctx, level) {
 			return nil
