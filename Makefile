@@ -6,18 +6,10 @@ BENCHTIME ?= 1s
 
 .PHONY: run run-credit run-topup test lint generate check-generate bench bench-services build migrate docs-assets
 
-## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in fakes)
-# The binaries run directly, not under `go run` (which dies on SIGTERM and leaves its child
-# running), so SIGINT/SIGTERM, to make or to its process group, reach both services, which finish
-# their in-flight requests; the recipe waits for both before it returns. (`trap 'kill 0' TERM`
-# would signal the trapping shell itself again, which recursed until dash crashed.)
+## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in
+## fakes); CREDIT_PORT / TOPUP_PORT move them. Stops both when either exits, non-zero when either failed.
 run:
-	@mkdir -p data
-	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
-	$(GO) build -o "$$bin/" ./services/credit ./services/topup && \
-	{ "$$bin/credit" & c=$$!; "$$bin/topup" & t=$$!; \
-	  trap 'kill -TERM $$c $$t 2>/dev/null' INT TERM; \
-	  until wait; do :; done; }
+	@GO="$(GO)" scripts/run.sh
 
 run-credit:
 	$(GO) run ./services/credit
@@ -25,9 +17,19 @@ run-credit:
 run-topup:
 	$(GO) run ./services/topup
 
-## test: every test with the race detector (PostgreSQL variants run when TEST_DATABASE_URL is set)
+## test: every test with the race detector, then one line saying whether the PostgreSQL
+## variants ran (TEST_DATABASE_URL set), were skipped, or fail (REQUIRE_POSTGRES=1 without it)
 test:
-	$(GO) test $(TESTFLAGS) $(PKGS)
+	@echo '$(GO) test $(TESTFLAGS) $(PKGS)'; \
+	$(GO) test $(TESTFLAGS) $(PKGS); status=$$?; \
+	if [ -n "$$TEST_DATABASE_URL" ]; then \
+	  echo "PostgreSQL variants: ran on TEST_DATABASE_URL"; \
+	elif [ "$$REQUIRE_POSTGRES" = 1 ]; then \
+	  echo "PostgreSQL variants: not run: REQUIRE_POSTGRES=1 without TEST_DATABASE_URL makes each one fail"; \
+	else \
+	  echo "PostgreSQL variants: skipped (TEST_DATABASE_URL is not set; REQUIRE_POSTGRES=1 makes that a failure)"; \
+	fi; \
+	exit $$status
 
 ## lint: formatting, vet and staticcheck
 lint:

@@ -3,6 +3,7 @@ package httpx
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -24,11 +25,12 @@ func Serve(ctx context.Context, app *fiber.App, addr string) error {
 	if err != nil {
 		return err
 	}
-	return ServeListener(ctx, app, ln, DefaultShutdownGrace)
+	return ServeListener(ctx, app, ln, DefaultShutdownGrace, nil)
 }
 
-// ServeListener is Serve on an existing listener with a chosen grace period.
-func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, grace time.Duration) error {
+// ServeListener is Serve on an existing listener with a chosen grace period; log (nil for none)
+// gets a line when the drain starts.
+func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, grace time.Duration, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
@@ -39,6 +41,9 @@ func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, grace t
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+	}
+	if log != nil {
+		log.Info("stopping: no new connections; in-flight requests may finish", "grace", grace)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -51,4 +56,28 @@ func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, grace t
 		return serveErr
 	}
 	return nil
+}
+
+// LogListening logs the line that says a service is reachable, after it has bound addr: its base
+// URL, API prefix, documentation page and, when token is not empty, how to mint a token.
+func LogListening(log *slog.Logger, addr net.Addr, prefix, token string) {
+	base := BaseURL(addr)
+	attrs := []any{"url", base, "api", base + prefix, "docs", base + "/docs"}
+	if token != "" {
+		attrs = append(attrs, "token", token)
+	}
+	log.Info("listening", attrs...)
+}
+
+// BaseURL is the http:// URL of a listening address; an unspecified address (":3005") is
+// reached as localhost.
+func BaseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

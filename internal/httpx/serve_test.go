@@ -35,7 +35,7 @@ func serve(t *testing.T, ctx context.Context, grace time.Duration) served {
 		t.Fatal(err)
 	}
 	s.base = "http://" + ln.Addr().String()
-	go func() { s.errc <- httpx.ServeListener(ctx, app, ln, grace) }()
+	go func() { s.errc <- httpx.ServeListener(ctx, app, ln, grace, nil) }()
 	return s
 }
 

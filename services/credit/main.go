@@ -257,8 +257,8 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s.logStart(ln.Addr().String())
+	s.logStart(ln.Addr())
 	err = s.serve(ctx, ln)
-	log.Info("credit service stopped")
+	log.Info("stopped")
 	return err
 }

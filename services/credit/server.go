@@ -225,7 +225,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	if err := s.queue.Start(ctx); err != nil {
 		return err
 	}
-	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
+	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace, s.log)
 	cancel()
 	wg.Wait()
 	stopCtx, stop := context.WithTimeout(context.Background(), httpx.DefaultShutdownGrace)
@@ -278,15 +278,21 @@ func (p *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descHandOvers, prometheus.GaugeValue, float64(handOvers))
 }
 
-// logStart says how the instance runs, development fakes first.
-func (s *server) logStart(addr string) {
-	s.log.Info("credit service starting", "addr", addr, "env", s.cfg.AppEnv, "config", s.cfg)
+// logStart says how the instance runs, development fakes first, then where it listens (after
+// the bind).
+func (s *server) logStart(addr net.Addr) {
+	s.log.Info("starting", "config", s.cfg)
 	if s.csFake != nil {
-		s.log.Warn("development mode: creditsystem runs against the built-in fake", "url", s.csFake.URL)
+		s.log.Warn("development: the creditsystem is the built-in fake (creditsystemtest); magic amounts in the README", "url", s.csFake.URL)
 	}
 	if s.erpFake != nil {
-		s.log.Warn("development mode: erp runs against the built-in fake", "url", s.erpFake.URL)
+		s.log.Warn("development: the ERP is the built-in fake (erptest)", "url", s.erpFake.URL)
 	}
+	token := ""
+	if s.cfg.Development() {
+		token = `Authorization: Bearer $(go run ./services/devtoken); clients also take "ServiceKey ` + config.DevCreditsystemServiceKey + `"`
+	}
+	httpx.LogListening(s.log, addr, apiPrefix, token)
 }
 
 // close stops the development fakes.

@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string) error {
 	if err := migrate(ctx, db); err != nil {
 		return err
 	}
-	log.Info("migrations applied", "database", storage.Redact(cfg.DatabaseURL.Reveal()))
+	log.Info("database migrated", "engine", db.Dialect().Name().String(), "database", storage.Redact(cfg.DatabaseURL.Reveal()))
 	if migrateOnly {
 		return nil
 	}
@@ -83,9 +83,9 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s.logStart(ln.Addr().String())
+	s.logStart(ln.Addr())
 	err = s.serve(ctx, ln)
-	log.Info("top-up service stopped")
+	log.Info("stopped")
 	return err
 }
 

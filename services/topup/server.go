@@ -279,7 +279,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	var started atomic.Bool
 	wg.Go(func() { started.Store(s.startQueue(ctx)) })
-	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace)
+	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace, s.log)
 	cancel()
 	wg.Wait()
 	if started.Load() {
@@ -316,9 +316,18 @@ func (s *server) close() {
 	}
 }
 
-// logStart says how the instance runs, development fakes first.
-func (s *server) logStart(addr string) {
-	s.log.Info("top-up service starting", "addr", addr, "config", s.cfg)
+// logStart says how the instance runs, development fakes first, then where it listens (after
+// the bind).
+func (s *server) logStart(addr net.Addr) {
+	defer func() {
+		token := ""
+		if s.cfg.Development() {
+			token = "Authorization: Bearer $(go run ./services/devtoken -sub u-1 -permissions create_recargas,view_recargas); " +
+				"X-Action-Token: $(go run ./services/devtoken -action -sub u-1); x-service-key: " + config.DevTopupServiceKey
+		}
+		httpx.LogListening(s.log, addr, Prefix, token)
+	}()
+	s.log.Info("starting", "config", s.cfg)
 	for _, f := range s.cfg.Fakes() {
 		switch f {
 		case config.UpstreamCarrier:
@@ -326,7 +335,7 @@ func (s *server) logStart(addr string) {
 		case config.UpstreamSMTP:
 			s.log.Warn("development: no SMTP_HOST; notification e-mails are written as .eml files to the outbox", "dir", s.outbox)
 		default:
-			s.log.Warn("development: upstream runs against a built-in fake", "upstream", f)
+			s.log.Warn("development: an upstream is a built-in fake", "upstream", f)
 		}
 	}
 }
