@@ -109,7 +109,7 @@ func (c *Contract) Check(req *http.Request, reqBody []byte, ans Answer) error {
 			MultiError:         true,
 		},
 	}
-	reqErr := openapi3filter.ValidateRequest(context.Background(), in)
+	reqErr := safe(func() error { return openapi3filter.ValidateRequest(context.Background(), in) })
 	if reqErr != nil && ans.Status < 400 {
 		return fmt.Errorf("%s %s: the document refuses the request but the service answered %d: %v", req.Method, req.URL.Path, ans.Status, reqErr)
 	}
@@ -122,10 +122,21 @@ func (c *Contract) Check(req *http.Request, reqBody []byte, ans Answer) error {
 		Body:                   io.NopCloser(bytes.NewReader(ans.Body)),
 		Options:                opts,
 	}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+	if err := safe(func() error { return openapi3filter.ValidateResponse(context.Background(), out) }); err != nil {
 		return fmt.Errorf("%s %s answered %d %s: %w", req.Method, req.URL.Path, ans.Status, truncate(ans.Body), err)
 	}
 	return nil
+}
+
+// safe runs a validation, turning a panic of the validator into its error: jsonschema v6 panics
+// on numbers such as 1e999999999 against a bounded schema, which the tests send on purpose.
+func safe(validate func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the validator panicked: %v", p)
+		}
+	}()
+	return validate()
 }
 
 func truncate(b []byte) string {
@@ -154,20 +165,17 @@ func (c *Contract) find(method, path string) (*routers.Route, map[string]string)
 		if op == nil {
 			continue
 		}
-		tsegs := strings.Split(strings.TrimSuffix(tmpl, "/"), "/")
-		if tmpl == "/" {
-			tsegs = []string{"", ""}
+		if (tmpl == "/") != (path == "/") {
+			continue
 		}
-		if len(tsegs) != len(segs) && !(tmpl == "/" && path == "/") {
+		tsegs := strings.Split(strings.TrimSuffix(tmpl, "/"), "/")
+		if len(tsegs) != len(segs) {
 			continue
 		}
 		params := map[string]string{}
 		literals := 0
 		ok := true
 		for i, ts := range tsegs {
-			if tmpl == "/" {
-				break
-			}
 			if strings.HasPrefix(ts, "{") && strings.HasSuffix(ts, "}") {
 				if segs[i] == "" {
 					ok = false

@@ -53,6 +53,8 @@ func TestCheck(t *testing.T) {
 		{"invalid request accepted", "POST", "/things", `{"name":"far too long a name"}`, answer(201, `{"id":"1","name":"x"}`), "the document refuses the request but the service answered 201"},
 		{"undocumented operation answered", "DELETE", "/things/7", "", answer(204, ``), "the document has no such operation"},
 		{"unknown route answered 404", "GET", "/nothing", "", answer(404, `{}`), ""},
+		{"unknown route answered 200", "GET", "/nothing", "", answer(200, `{}`), "the document has no such operation"},
+		{"number beyond float64 against a bounded schema", "POST", "/things", `{"name":"a","size":1e999999999}`, answer(400, `{"status":"error","statusCode":400,"message":"x"}`), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +75,7 @@ func TestRouteDiff(t *testing.T) {
 	c := contract(t)
 	app := fiber.New()
 	h := func(c *fiber.Ctx) error { return nil }
+	app.Get("/", h)
 	app.Post("/things/", h)
 	app.Get("/things/:id", h)
 	app.Get("/debug/pprof/x", h)
