@@ -1,6 +1,6 @@
 module github.com/platform/integrations
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/MicahParks/jwkset v0.8.0

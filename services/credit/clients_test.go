@@ -607,7 +607,7 @@ func TestSyncERPFailuresMarkNothing(t *testing.T) {
 				if msg["operation"] != "create" || msg["upstreamMessage"] != "ERP unavailable" || msg["message"] == "" {
 					t.Fatalf("message %v", msg)
 				}
-			}, new(erptest.Drop())},
+			}, func() *erptest.Reaction { r := erptest.Drop(); return &r }()},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
