@@ -3,6 +3,41 @@
 // exec_req naming a function and its data elements, answered by an exec_rsp
 // or a SOAP Fault.
 //
+//	import "github.com/platform/integrations/carrier"
+//
+// # Quick start
+//
+// Construct one Client for the process, call it with a context and a request struct, keep
+// the audit copy, then tell the outcomes apart by kind:
+//
+//	c, err := carrier.New(carrier.Config{URL: os.Getenv("CARRIER_SPR_URL")})
+//	if err != nil {
+//		return err // the configuration is invalid; nobody was contacted
+//	}
+//	res, err := c.Topup(ctx, carrier.TopupRequest{
+//		ExternalOperation:     carrier.ExternalOperationPins,
+//		ExternalTransactionID: carrier.NewExternalTransactionID(), // keep it: it reconciles the top-up
+//		OfferID:               "31",
+//		SubscriberID:          "593987654321",
+//		Quantity:              1,
+//	})
+//	audit(res.Exchange) // res is never nil: the exact request and answer
+//	switch {
+//	case err == nil: // STATUS=SUCCESS, ID_CODIGO 0: res.IDRecarga is the carrier's id
+//	case errors.Is(err, carrier.ErrInvalidRequest): // refused before sending
+//	case upstream.KindOf(err) == upstream.Rejected: // STATUS=ERROR (*carrier.Error): no balance, bad number...
+//	case upstream.KindOf(err) == upstream.Fault:    // SOAP fault; carrier.ErrIPNotAuthorized for faultcode 350
+//	case upstream.KindOf(err) == upstream.NotSent:  // never left: safe to send again
+//	default: // outcome unknown (a timeout among others): ask QueryRecharge, never repeat blindly
+//	}
+//
+// In tests and in mock mode (CARRIER_MOCK_MODE=true), carriertest.NewMock(cfg) returns the
+// same Client wired to an in-process fake SPR, with no network; package carriertest/fixtures
+// registers httpmock responders for callers that mock their *http.Client instead.
+//
+// The protocol carries no money: a top-up is an offer id and a QUANTITY. What an offer costs
+// is the top-up service's product mapping (package topup).
+//
 // # Construction
 //
 //	c, err := carrier.New(carrier.Config{
@@ -31,17 +66,6 @@
 // NewExternalTransactionID makes the EXTERNALTRANSACTIONID: 26 characters
 // of Crockford base32 encoding a UUIDv7, unique across processes and
 // machines (see its documentation for why).
-//
-// # Audit
-//
-// Every call returns a non-nil *Result (Inventory an *Inventory embedding
-// one), also when it returns an error, so the caller can always store
-// Result.Exchange: Request is the exact document sent with the PASSWORD value
-// replaced by ********, Response the answer body as received (nil when none
-// arrived). The clear password exists only on the wire: the Result, the
-// errors and the log lines never carry it, and answers that echo the password
-// or the OAuth2 client secret have it masked too (for secrets of at least 4
-// characters; shorter ones would mangle ordinary words and protect nothing).
 //
 // # Errors
 //
@@ -94,6 +118,17 @@
 // injected RoundTripper reports the deadline in its own words.
 // Nothing is retried: not by this package, and not by net/http, which never
 // replays a POST. A timed-out top-up must be reconciled with QueryRecharge.
+//
+// # Audit
+//
+// Every call returns a non-nil *Result (Inventory an *Inventory embedding
+// one), also when it returns an error, so the caller can always store
+// Result.Exchange: Request is the exact document sent with the PASSWORD value
+// replaced by ********, Response the answer body as received (nil when none
+// arrived). The clear password exists only on the wire: the Result, the
+// errors and the log lines never carry it, and answers that echo the password
+// or the OAuth2 client secret have it masked too (for secrets of at least 4
+// characters; shorter ones would mangle ordinary words and protect nothing).
 //
 // # Metrics
 //

@@ -2,6 +2,38 @@
 // (credit lines, authorizations, consumptions, reversals, debt, payments) and its Central
 // WCF service (financing alternatives), both SOAP 1.1 document/literal over basicHttpBinding.
 //
+//	import "github.com/platform/integrations/creditsystem"
+//
+// # Quick start
+//
+// Construct one Client for the process, call an operation with a context and a request
+// struct, then tell the errors apart by kind:
+//
+//	client, err := creditsystem.New(creditsystem.Config{
+//		CarteraURL: os.Getenv("CREDITSYSTEM_CARTERA_URL"),
+//		CentralURL: os.Getenv("CREDITSYSTEM_CENTRAL_URL"),
+//		Usuario:    os.Getenv("CREDITSYSTEM_USUARIO"),
+//		Terminal:   os.Getenv("CREDITSYSTEM_TERMINAL"),
+//	})
+//	if err != nil {
+//		return err // the configuration is invalid; nobody was contacted
+//	}
+//	res, err := client.ConsultarTarjeta(ctx, creditsystem.ConsultarTarjetaRequest{Identificacion: "0912345678"})
+//	switch {
+//	case errors.Is(err, creditsystem.ErrCardNotFound): // nNumeroError 2: customer without card
+//	case upstream.KindOf(err) == upstream.Rejected:     // lError: the creditsystem said no (*creditsystem.Error)
+//	case creditsystem.IsTimeout(err):                   // no answer in time: a money-moving call may have been applied
+//	case err != nil:                                    // a SOAP fault, or no usable answer
+//	default:
+//		for _, c := range res.Cupos {
+//			fmt.Println(*c.DescripcionTipoCupo, c.CupoDisponible.StringFixed(2)) // CREDITO DIRECTO 5000.00
+//		}
+//	}
+//
+// In tests, creditsystemtest.NewServer() runs an in-process fake that speaks the same SOAP;
+// pass its Config() to New, as the examples do. Package creditsystemtest/fixtures registers
+// httpmock responders for callers that mock their *http.Client instead.
+//
 // # Construction
 //
 //	client, err := creditsystem.New(creditsystem.Config{
@@ -39,15 +71,8 @@
 //	GrabarPagoTarjeta                   GrabarPagoTarjeta (Cartera)         POST /pagos/aplicar
 //	GrabarReversoPagoTarjeta            GrabarReversoPagoTarjeta (Cartera)  POST /pagos/reverso
 //
-// SOAPAction is {SOAPNamespace}/IServicioCar/<Operation> for Cartera and
-// {SOAPNamespace}/IServicioCentral/<Operation> for Central (WCF's rule: one slash between
-// namespace and contract), sent in double quotes as SOAP 1.1 writes it
-// (SOAPAction: "http://tempuri.org/IServicioCar/ConsultarTarjeta"), with
-// Content-Type: text/xml; charset=utf-8 (TestRequestHeaders, testdata/golden/*.headers). Money is decimal.Decimal and goes on the wire as plain decimal
-// text with at least two places (1000000.00, 0.01); dates are Date, sent as the xs:dateTime
-// of their midnight without a zone (2025-03-10T00:00:00, see "Decisions" below).
-//
-// The translation rules of the specification are the client's:
+// The client applies the specification's translation rules itself, so a caller never sends
+// what they fill in:
 //   - cUsuario, cCodigoEmpresa and cTerminal come from Config, never from a request;
 //   - cNumeroTarjeta is NumeroTarjeta when given, otherwise Identificacion (authorization,
 //     confirmation, reversals, credit-line query), and cNumeroIdentificacion is
@@ -106,6 +131,20 @@
 // what a request that never set the field holds. The payment rules (sum of FormasPago,
 // cheque data, not above pago contado) stay the caller's.
 //
+// # Money and dates
+//
+// Amounts are decimal.Decimal, in requests and answers, never float64. A request amount goes
+// on the wire as plain decimal text with at least two places (1000000.00, 0.01). An answer
+// amount is exactly what the creditsystem wrote, scale included: nCupoDisponible 5000.00 reads
+// as a Decimal of 5000.00 (Exponent -2). Print money with StringFixed(2), which gives 5000.00:
+// decimal.Decimal's String, and so fmt's %v and its MarshalJSON, drop trailing zeros and give
+// 5000 (TestAnswerMoneyKeepsItsScale, Example_money). Compare amounts with Equal or Cmp, never
+// with ==. A member the creditsystem left nil or empty is a nil *decimal.Decimal.
+//
+// Dates are Date (year, month, day, no zone), written yyyy-mm-dd by Date.String. They go on
+// the wire as the xs:dateTime of their midnight without a zone (2025-03-10T00:00:00, see
+// "Decisions" below).
+//
 // # Timeouts and retries
 //
 // Each call has the deadline Config.Timeout (CREDITSYSTEM_TIMEOUT, default 30 s), or the
@@ -114,27 +153,13 @@
 // reversals) may have been applied, so query first (ConsultarTarjeta, ConsultarDeudaTarjeta)
 // instead of repeating it; after upstream.NotSent it was not applied.
 //
-// # Generated code
+// # Wire
 //
-// The WSDL files under wsdl/ are the contract, written from the specification the way WCF
-// publishes one (see their header). `go generate ./creditsystem/...` runs internal/cmd/generate,
-// which calls gowsdl v0.5.0 as a library (on one P: its Start races on a map) and then the
-// post-processor of internal/codegen, which fixes gowsdl's output and documents each fix. The
-// results are internal/cartera and internal/central. Generated types never
-// leave this package. The known defects of gowsdl v0.5.0 and where they are handled:
-//   - DataContract members without their namespace: post-processor (TestDataContractNamespaces);
-//   - xs:decimal as float64 written as 1e+06: xsd.Decimal (TestGowsdlDefectFloatMoney);
-//   - xsi:nil and empty decoded to zero values: xsd types and xsd.Ptr (TestOperationsNilAnswers);
-//   - a fault in an HTTP 500 returned as *soap.HTTPError: classify (TestGowsdlDefectFaultIn500);
-//   - business errors in an HTTP 200 returned as success: checkAnswer
-//     (TestGowsdlDefectBusinessErrorIsSuccess);
-//   - Close = true on every request and answers closed unread, so no connection is reused:
-//     the doer between gowsdl and the *http.Client (TestConnectionReuse: 100 calls, 1 connection);
-//   - member order: WCF's ordinal order is kept by the WSDL and the generator (TestWCFMemberOrder).
-//   - a member in another namespace than its tag's is skipped without an error by encoding/xml
-//     (an lError = true would read as false): answers are decoded through xsd.DecodeByLocalName,
-//     which matches members by local name (TestAnswerMembersByLocalName).
-//
+// SOAPAction is {SOAPNamespace}/IServicioCar/<Operation> for Cartera and
+// {SOAPNamespace}/IServicioCentral/<Operation> for Central (WCF's rule: one slash between
+// namespace and contract), sent in double quotes as SOAP 1.1 writes it
+// (SOAPAction: "http://tempuri.org/IServicioCar/ConsultarTarjeta"), with
+// Content-Type: text/xml; charset=utf-8 (TestRequestHeaders, testdata/golden/*.headers).
 // Every request the client sends, every answer of the fake (package creditsystemtest) and
 // every httpmock fixture is checked against the XML Schema of the WSDL files by
 // internal/xsdcheck, as a schema-validating SOAP stack would check them
@@ -176,4 +201,15 @@
 //     than 64 attributes are refused (TransportError) before they are decoded, so that a
 //     hostile answer cannot make the decoder hold hundreds of megabytes; a fault's Detail
 //     keeps at most 4 KiB.
+//
+// # Generated code (for maintainers)
+//
+// The WSDL files under wsdl/ are the contract, written from the specification the way WCF
+// publishes one (see their header). `go generate ./creditsystem/...` (make generate) runs
+// internal/cmd/generate: gowsdl v0.5.0 as a library, then the post-processor of
+// internal/codegen. The results are internal/cartera and internal/central; generated types
+// never leave this package. gowsdl v0.5.0's known defects, and where each is handled (the
+// post-processor, package xsd, or this client around the generated calls), are listed in
+// internal/codegen's package documentation. When the vendor's WSDL arrives, replace the files
+// and run make generate.
 package creditsystem

@@ -36,6 +36,27 @@ func ExampleClient_ConsultarTarjeta() {
 	// 001 CREDITO DIRECTO 5000.00
 }
 
+// Money in answers is decimal.Decimal, exactly as the creditsystem wrote it: StringFixed(2)
+// prints it with its cents; String, and so Println, drops the trailing zeros.
+func Example_money() {
+	srv := creditsystemtest.NewServer()
+	defer srv.Close()
+	client, err := creditsystem.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := client.ConsultarTarjeta(context.Background(), creditsystem.ConsultarTarjetaRequest{Identificacion: "0912345678"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	disponible := *res.Cupos[0].CupoDisponible
+	fmt.Println(disponible.StringFixed(2))
+	fmt.Println(disponible)
+	// Output:
+	// 5000.00
+	// 5000
+}
+
 // An authorization (POST /consumo/autorizacion), with the customer-without-card case handled
 // through errors.Is.
 func ExampleClient_GrabarAutorizacion() {

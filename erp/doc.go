@@ -3,6 +3,31 @@
 // reversals over at /erpapi/pagos so that the ERP issues a receipt or a credit note. The HTTP
 // work is done by go-resty/resty, which never appears in this package's API.
 //
+//	import "github.com/platform/integrations/erp"
+//
+// # Quick start
+//
+// Construct one Client for the process, call it with a context, then tell the errors apart
+// by kind:
+//
+//	c, err := erp.New(erp.Config{BaseURL: os.Getenv("ERP_URL")})
+//	if err != nil {
+//		return err // the configuration is invalid; nobody was contacted
+//	}
+//	res, err := c.LookupClient(ctx, "000598", "0999999999")
+//	switch {
+//	case errors.Is(err, erp.ErrInvalidRequest):     // refused before sending
+//	case upstream.KindOf(err) == upstream.Rejected: // the ERP said no (*erp.Error: error_api, or a non-2xx)
+//	case err != nil:                                // no usable answer (*erp.TransportError); erp.IsTimeout(err)
+//	case res.Found:
+//		fmt.Println(res.Client.CodigoCliente) // C-0999999999
+//	default: // the ERP does not know the client: not an error
+//	}
+//
+// In tests, erptest.NewServer() runs an in-process fake ERP; package erptest/fixtures
+// registers httpmock responders for callers that mock their *http.Client instead (see
+// "Testing").
+//
 // # Construction
 //
 //	c, err := erp.New(erp.Config{
@@ -48,6 +73,60 @@
 // "HandOverPayment", so a RoundTripper given through WithHTTPClient can label metrics without
 // parsing URLs. The three operations share one post helper, so errors, deadlines and labels
 // are the same for all.
+//
+// # Errors
+//
+// Every error of a call implements upstream.Error (Operation, Kind, ErrorCode, ErrorMessage,
+// Timeout), so a caller can map kinds without knowing these types:
+//
+//   - *Error{Op, HTTPStatus, Message, Body} (kind upstream.Rejected): the ERP refused.
+//     HTTPStatus 200 is an answer with error_api = true (IsErrorAPI; ErrorCode ""); anything
+//     outside 2xx is an Error too, whatever its body (Message is then the body's mensaje, or
+//     the status text; ErrorCode the status). The services answer 502.
+//   - *TransportError{Op, HTTPStatus, Err}: no usable answer: timeout, refused or dropped
+//     connection, cancelled context, an answer over 4 MiB, or a 2xx answer that is not the
+//     JSON above (errors.Is(err, ErrUndecodable)). Its kind is upstream.NotSent when the
+//     request provably never left (the dial failed: connection refused, unknown host) and
+//     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
+//   - ErrInvalidRequest (wrapped): arguments rejected before any call (a required field
+//     missing or blank: codigo_empresa and identificacion for the client operations,
+//     nombre_cliente too for a sync; operacion not 0/1; bad extra_fields; a hand-over as
+//     above). Nothing was sent. It is a plain sentinel, not an upstream.Error.
+//
+// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
+// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
+//
+// Every message starts with "erp: <Op>: ". A configured APIKey is redacted from messages,
+// Error.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.
+//
+// # Money
+//
+// Amounts are decimal.Decimal, never float64, and only go one way: no answer of the ERP
+// carries money. The client limits of SyncClient go on the wire as JSON numbers with the
+// digits and scale the Decimal holds (1500.50 stays 1500.50, 1500.5 is sent as 1500.5); the
+// amounts of HandOverPayment with exactly two decimals (150.50, -5.00), and one with more
+// than two decimals is refused with ErrInvalidRequest (1.500 is 1.50 and is accepted). To
+// print a Decimal with its cents use StringFixed(2): its String drops trailing zeros.
+//
+// # Timeouts and retries
+//
+// Each call runs under context.WithTimeout(ctx, Config.Timeout), connection, headers and body
+// included; the caller's earlier deadline wins. Every way of running out of time gives a
+// *TransportError (errors.As) for which IsTimeout(err) and errors.Is(err,
+// context.DeadlineExceeded) hold: Config.Timeout, the caller's deadline, the Timeout of an
+// http.Client given with WithHTTPClient, a transport's own timeout (a net.Error whose Timeout
+// is true), before or after the headers, and also when an injected RoundTripper or body reports
+// the deadline in its own words. Nothing is retried: a create that failed with
+// upstream.OutcomeUnknown (a timeout among others) may have been applied (erptest.LateSuccess
+// reproduces it); LookupClient tells whether it was. After upstream.NotSent it was not. A
+// hand-over that failed in any way may simply be sent again: the answer is the document the
+// ERP issued, marked Duplicate if it had issued it already.
+//
+// # Testing
+//
+// Package erptest runs an in-process fake ERP speaking this wire format, with magic values
+// and scripted reactions; package erptest/fixtures registers httpmock responders replaying
+// answers recorded from it.
 //
 // # Wire format (decided here: the specification shows none of the requests or answers)
 //
@@ -120,49 +199,4 @@
 // other than pago or reverso, a numero_operacion or valor_pago not > 0, a blank numero_tarjeta,
 // numero_factura or rubro codigo, a fecha_pago that is not a yyyy-mm-dd date, and any amount
 // with more than 2 decimals (1.500 is 1.50 and is accepted).
-//
-// # Errors
-//
-// Every error of a call implements upstream.Error (Operation, Kind, ErrorCode, ErrorMessage,
-// Timeout), so a caller can map kinds without knowing these types:
-//
-//   - *Error{Op, HTTPStatus, Message, Body} (kind upstream.Rejected): the ERP refused.
-//     HTTPStatus 200 is an answer with error_api = true (IsErrorAPI; ErrorCode ""); anything
-//     outside 2xx is an Error too, whatever its body (Message is then the body's mensaje, or
-//     the status text; ErrorCode the status). The services answer 502.
-//   - *TransportError{Op, HTTPStatus, Err}: no usable answer: timeout, refused or dropped
-//     connection, cancelled context, an answer over 4 MiB, or a 2xx answer that is not the
-//     JSON above (errors.Is(err, ErrUndecodable)). Its kind is upstream.NotSent when the
-//     request provably never left (the dial failed: connection refused, unknown host) and
-//     upstream.OutcomeUnknown otherwise. IsTransport reports this type.
-//   - ErrInvalidRequest (wrapped): arguments rejected before any call (a required field
-//     missing or blank: codigo_empresa and identificacion for the client operations,
-//     nombre_cliente too for a sync; operacion not 0/1; bad extra_fields; a hand-over as
-//     above). Nothing was sent. It is a plain sentinel, not an upstream.Error.
-//
-// IsTimeout reports whether err holds an upstream.Error of a call that ran out of time (the
-// client's deadline, the context's, or a network timeout): upstream.IsTimeout(err).
-//
-// Every message starts with "erp: <Op>: ". A configured APIKey is redacted from messages,
-// Error.Body and Config's String/GoString/LogValue; Config refuses credentials in BaseURL.
-//
-// # Timeouts and retries
-//
-// Each call runs under context.WithTimeout(ctx, Config.Timeout), connection, headers and body
-// included; the caller's earlier deadline wins. Every way of running out of time gives a
-// *TransportError (errors.As) for which IsTimeout(err) and errors.Is(err,
-// context.DeadlineExceeded) hold: Config.Timeout, the caller's deadline, the Timeout of an
-// http.Client given with WithHTTPClient, a transport's own timeout (a net.Error whose Timeout
-// is true), before or after the headers, and also when an injected RoundTripper or body reports
-// the deadline in its own words. Nothing is retried: a create that failed with
-// upstream.OutcomeUnknown (a timeout among others) may have been applied (erptest.LateSuccess
-// reproduces it); LookupClient tells whether it was. After upstream.NotSent it was not. A
-// hand-over that failed in any way may simply be sent again: the answer is the document the
-// ERP issued, marked Duplicate if it had issued it already.
-//
-// # Testing
-//
-// Package erptest runs an in-process fake ERP speaking this wire format, with magic values
-// and scripted reactions; package erptest/fixtures registers httpmock responders replaying
-// answers recorded from it.
 package erp
