@@ -143,6 +143,9 @@ type operationKey struct{}
 // sre_topupd_76186) that the client stores in the context of every request
 // it sends, so that a RoundTripper injected with WithHTTPClient can label
 // metrics. Token requests of the OAuth2 grant report OperationOAuth2Token.
+// The context of a Topup, QueryRecharge or Inventory request also carries
+// what the call came to once the answer is interpreted (STATUS=ERROR
+// included): read it with upstream.OnResult.
 func OperationFromContext(ctx context.Context) (string, bool) {
 	op, ok := ctx.Value(operationKey{}).(string)
 	return op, ok

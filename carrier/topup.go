@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/platform/integrations/carrier/internal/umsprot"
+	"github.com/platform/integrations/upstream"
 )
 
 // TopupRequest is one pin or data top-up (sre_topupd_76186).
@@ -40,7 +41,9 @@ func (r TopupRequest) validate() error {
 // Exchange for the audit log. err is nil only for STATUS=SUCCESS with
 // ID_CODIGO=0; otherwise it is an *Error, a *FaultError, a *TransportError or
 // wraps ErrInvalidRequest (see the package doc, "Errors").
-func (c *Client) Topup(ctx context.Context, r TopupRequest) (*Result, error) {
+func (c *Client) Topup(ctx context.Context, r TopupRequest) (_ *Result, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	if err := r.validate(); err != nil {
 		return &Result{Exchange: Exchange{Function: FunctionTopup}}, err
 	}
@@ -66,7 +69,9 @@ type QueryRequest struct {
 // STATUS=ERROR with ID_CODIGO 1 (an *Error) when it does not know the id,
 // when the offer does not match, or when the credentials are wrong; only
 // MENSAJE tells these apart. The Result is never nil, as for Topup.
-func (c *Client) QueryRecharge(ctx context.Context, r QueryRequest) (*Result, error) {
+func (c *Client) QueryRecharge(ctx context.Context, r QueryRequest) (_ *Result, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	var problems []string
 	problems = required(problems, "EXTERNALTRANSACTIONID", r.ExternalTransactionID)
 	problems = required(problems, "OFFERID", r.OfferID)
@@ -86,7 +91,9 @@ func (c *Client) QueryRecharge(ctx context.Context, r QueryRequest) (*Result, er
 // the usual status elements, one OFFERID, DESCRIPCION, CANTIDAD run per
 // offer. A successful answer whose items cannot be read is
 // ErrMalformedAnswer. The *Inventory is never nil, as Topup's Result.
-func (c *Client) Inventory(ctx context.Context) (*Inventory, error) {
+func (c *Client) Inventory(ctx context.Context) (_ *Inventory, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	res, rsp, err := c.call(ctx, FunctionQueryInventory, "", c.credentials())
 	inv := &Inventory{Result: *res}
 	if err != nil {

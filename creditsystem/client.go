@@ -187,7 +187,9 @@ type operationKey struct{}
 
 // OperationFromContext returns the operation name (for example "GrabarConsumo") that the
 // client stores in the context of every *http.Request it sends, so that an injected
-// RoundTripper can label metrics or traces by operation.
+// RoundTripper can label metrics or traces by operation. The same context carries what the
+// call came to once the answer is interpreted (a refusal in lError included): read it with
+// upstream.OnResult.
 func OperationFromContext(ctx context.Context) (string, bool) {
 	op, ok := ctx.Value(operationKey{}).(string)
 	return op, ok

@@ -10,6 +10,7 @@ import (
 	"github.com/platform/integrations/creditsystem/internal/cartera"
 	"github.com/platform/integrations/creditsystem/internal/central"
 	"github.com/platform/integrations/creditsystem/internal/xsd"
+	"github.com/platform/integrations/upstream"
 )
 
 // nilResult is an answer whose result element is nil or missing: nothing to act on.
@@ -46,7 +47,9 @@ type ConsultarTarjetaResponse struct {
 }
 
 // ConsultarTarjeta queries the credit lines of a card (Cartera).
-func (c *Client) ConsultarTarjeta(ctx context.Context, req ConsultarTarjetaRequest) (*ConsultarTarjetaResponse, error) {
+func (c *Client) ConsultarTarjeta(ctx context.Context, req ConsultarTarjetaRequest) (_ *ConsultarTarjetaResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "ConsultarTarjeta"
 	in := &cartera.ConsultarTarjeta{OSolicitud: xsd.NewPtr(&cartera.SolicitudConsultarTarjetaVm{
 		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
@@ -139,7 +142,9 @@ type AlternativaFinanciacion struct {
 }
 
 // ConsultarAlternativaFinanciacion queries the financing options of an amount (Central).
-func (c *Client) ConsultarAlternativaFinanciacion(ctx context.Context, req ConsultarAlternativaFinanciacionRequest) (*ConsultarAlternativaFinanciacionResponse, error) {
+func (c *Client) ConsultarAlternativaFinanciacion(ctx context.Context, req ConsultarAlternativaFinanciacionRequest) (_ *ConsultarAlternativaFinanciacionResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "ConsultarAlternativaFinanciacion"
 	in := &central.ConsultarAlternativaFinanciacion{OSolicitud: xsd.NewPtr(&central.SolicitudConsultarAlternativaFinanciacionVm{
 		CCodigoEmpresa:       xsd.NewString(c.cfg.CodigoEmpresa),
@@ -250,7 +255,9 @@ type GrabarAutorizacionResponse struct {
 
 // GrabarAutorizacion records an authorization (Cartera). It moves money: after a timeout do
 // not retry it; the credit line tells whether it was applied.
-func (c *Client) GrabarAutorizacion(ctx context.Context, req GrabarAutorizacionRequest) (*GrabarAutorizacionResponse, error) {
+func (c *Client) GrabarAutorizacion(ctx context.Context, req GrabarAutorizacionRequest) (_ *GrabarAutorizacionResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarAutorizacion"
 	in := &cartera.GrabarAutorizacion{OSolicitud: xsd.NewPtr(&cartera.SolicitudGrabarAutorizacionVm{
 		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
@@ -360,7 +367,9 @@ const NoOTP = "0"
 
 // GrabarConsumo confirms a consumption (Cartera). It moves money: after a timeout do not
 // retry it.
-func (c *Client) GrabarConsumo(ctx context.Context, req GrabarConsumoRequest) (*GrabarConsumoResponse, error) {
+func (c *Client) GrabarConsumo(ctx context.Context, req GrabarConsumoRequest) (_ *GrabarConsumoResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarConsumo"
 	if err := req.validate(op); err != nil {
 		return nil, err
@@ -433,7 +442,9 @@ type GrabarReversoAutorizacionResponse struct {
 }
 
 // GrabarReversoAutorizacion reverses an authorization (Cartera).
-func (c *Client) GrabarReversoAutorizacion(ctx context.Context, req GrabarReversoAutorizacionRequest) (*GrabarReversoAutorizacionResponse, error) {
+func (c *Client) GrabarReversoAutorizacion(ctx context.Context, req GrabarReversoAutorizacionRequest) (_ *GrabarReversoAutorizacionResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarReversoAutorizacion"
 	in := &cartera.GrabarReversoAutorizacion{OSolicitud: xsd.NewPtr(&cartera.SolicitudGrabarReversoAutorizacionVm{
 		CCodigoEmpresa:        xsd.NewString(c.cfg.CodigoEmpresa),
@@ -474,7 +485,9 @@ type GrabarReversoConsumoResponse struct {
 }
 
 // GrabarReversoConsumo reverses a consumption (Cartera).
-func (c *Client) GrabarReversoConsumo(ctx context.Context, req GrabarReversoConsumoRequest) (*GrabarReversoConsumoResponse, error) {
+func (c *Client) GrabarReversoConsumo(ctx context.Context, req GrabarReversoConsumoRequest) (_ *GrabarReversoConsumoResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarReversoConsumo"
 	in := &cartera.GrabarReversoConsumo{OSolicitud: xsd.NewPtr(&cartera.SolicitudGrabarReversoConsumoVm{
 		CCodigoEmpresa:      xsd.NewString(c.cfg.CodigoEmpresa),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/platform/integrations/creditsystem/internal/cartera"
 	"github.com/platform/integrations/creditsystem/internal/xsd"
+	"github.com/platform/integrations/upstream"
 )
 
 // ConsultarDeudaTarjetaRequest asks for a card's debt (POST /pagos/consulta-deuda); one of
@@ -33,7 +34,9 @@ type ConsultarDeudaTarjetaResponse struct {
 
 // ConsultarDeudaTarjeta queries the debt of a card (Cartera). After a payment timed out,
 // query the debt before anything else: the payment may have been applied.
-func (c *Client) ConsultarDeudaTarjeta(ctx context.Context, req ConsultarDeudaTarjetaRequest) (*ConsultarDeudaTarjetaResponse, error) {
+func (c *Client) ConsultarDeudaTarjeta(ctx context.Context, req ConsultarDeudaTarjetaRequest) (_ *ConsultarDeudaTarjetaResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "ConsultarDeudaTarjeta"
 	if req.NumeroTarjeta == "" && req.NumeroIdentificacion == "" {
 		return nil, missingFields(op, []string{"NumeroTarjeta or NumeroIdentificacion"})
@@ -145,7 +148,9 @@ type Rubro struct {
 
 // GrabarPagoTarjeta applies a payment (Cartera). It moves money: after a timeout never retry
 // it; query the debt to learn whether it was applied.
-func (c *Client) GrabarPagoTarjeta(ctx context.Context, req GrabarPagoTarjetaRequest) (*GrabarPagoTarjetaResponse, error) {
+func (c *Client) GrabarPagoTarjeta(ctx context.Context, req GrabarPagoTarjetaRequest) (_ *GrabarPagoTarjetaResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarPagoTarjeta"
 	if err := req.validate(op); err != nil {
 		return nil, err
@@ -209,7 +214,9 @@ type GrabarReversoPagoTarjetaResponse struct {
 }
 
 // GrabarReversoPagoTarjeta reverses a payment (Cartera).
-func (c *Client) GrabarReversoPagoTarjeta(ctx context.Context, req GrabarReversoPagoTarjetaRequest) (*GrabarReversoPagoTarjetaResponse, error) {
+func (c *Client) GrabarReversoPagoTarjeta(ctx context.Context, req GrabarReversoPagoTarjetaRequest) (_ *GrabarReversoPagoTarjetaResponse, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	const op = "GrabarReversoPagoTarjeta"
 	// nNumeroOperacion is required; operation numbers are positive.
 	if req.NumeroOperacion <= 0 {

@@ -96,7 +96,9 @@ type opKey struct{}
 
 // OperationFromContext returns the operation name (OpLookupClient, OpSyncClient,
 // OpHandOverPayment) that the Client puts in the context of every outgoing *http.Request, so
-// that an injected RoundTripper can label its metrics or spans.
+// that an injected RoundTripper can label its metrics or spans. The same context carries what
+// the call came to once the answer is interpreted (error_api included): read it with
+// upstream.OnResult.
 func OperationFromContext(ctx context.Context) (string, bool) {
 	op, ok := ctx.Value(opKey{}).(string)
 	return op, ok

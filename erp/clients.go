@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/upstream"
 )
 
 // ClientRecord is a client as the ERP's external query returns it, with the public names of the
@@ -75,7 +77,9 @@ func (c *Client) LookupClient(ctx context.Context, codigoEmpresa, identificacion
 }
 
 // Lookup is LookupClient with the whole query: it also sends q.NombreCliente when it is set.
-func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, error) {
+func (c *Client) Lookup(ctx context.Context, q LookupQuery) (_ *LookupResult, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	if strings.TrimSpace(q.CodigoEmpresa) == "" || strings.TrimSpace(q.Identificacion) == "" {
 		return nil, fmt.Errorf("erp: %s: %w: codigo_empresa and identificacion are required", OpLookupClient, ErrInvalidRequest)
 	}
@@ -180,7 +184,9 @@ type syncAnswer struct {
 // SyncClient creates (OperationCreate) or updates (OperationUpdate) the client in the ERP
 // through the clients endpoint. It is not retried: after a timeout the ERP may have applied
 // it, and LookupClient tells.
-func (c *Client) SyncClient(ctx context.Context, op Operation, p ClientPayload) (*SyncResult, error) {
+func (c *Client) SyncClient(ctx context.Context, op Operation, p ClientPayload) (_ *SyncResult, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	body, err := syncBody(op, p)
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpSyncClient, err)

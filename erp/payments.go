@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/platform/integrations/upstream"
 )
 
 // OpHandOverPayment is the operation name of HandOverPayment (see OpLookupClient).
@@ -105,7 +107,9 @@ type handOverAnswer struct {
 // "<evento>-<numero_operacion>", and an ERP that already issued the document answers it again
 // with Duplicate true. It is not retried here; a caller that got an upstream.OutcomeUnknown
 // error may call it again with the same hand-over.
-func (c *Client) HandOverPayment(ctx context.Context, h PaymentHandOver) (*PaymentHandOverResult, error) {
+func (c *Client) HandOverPayment(ctx context.Context, h PaymentHandOver) (_ *PaymentHandOverResult, err error) {
+	ctx, finish := upstream.StartCall(ctx)
+	defer finish(&err)
 	body, err := handOverBody(h)
 	if err != nil {
 		return nil, fmt.Errorf("erp: %s: %w", OpHandOverPayment, err)

@@ -65,6 +65,7 @@ func TestTransportOutcomes(t *testing.T) {
 	mux.HandleFunc("/fault", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "<s:Fault/>", http.StatusInternalServerError)
 	})
+	mux.HandleFunc("/notfound", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -99,10 +100,11 @@ func TestTransportOutcomes(t *testing.T) {
 		wantErr bool
 	}{
 		{"ok", srv.URL + "/ok", "ConsultarTarjeta", 0, metrics.OutcomeOK, false},
-		{"http error", srv.URL + "/fault", "GrabarConsumo", 0, metrics.OutcomeHTTPError, false},
+		{"5xx without an SDK call", srv.URL + "/fault", "GrabarConsumo", 0, metrics.OutcomeFault, false},
+		{"4xx without an SDK call", srv.URL + "/notfound", "GrabarConsumo", 0, metrics.OutcomeRejected, false},
 		{"timeout before answer", srv.URL + "/slow", "GrabarAutorizacion", 100 * time.Millisecond, metrics.OutcomeTimeout, true},
 		{"timeout while reading body", srv.URL + "/slowbody", "GrabarReversoConsumo", 100 * time.Millisecond, metrics.OutcomeTimeout, true},
-		{"connection refused", refusedURL, "ConsultarAlternativaFinanciacion", 0, metrics.OutcomeError, true},
+		{"connection refused", refusedURL, "ConsultarAlternativaFinanciacion", 0, metrics.OutcomeUnreachable, true},
 		{"no operation", srv.URL + "/ok", "", 0, metrics.OutcomeOK, false},
 	}
 	for _, tc := range cases {
