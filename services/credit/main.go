@@ -100,9 +100,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "credit:", err)
+		report(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// report prints a failed command's error once, prefixed with the command's name; the usage
+// already names it.
+func report(w io.Writer, err error) {
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(w, err)
+		return
+	}
+	fmt.Fprintln(w, serviceName+":", err)
 }
 
 var errUsage = errors.New("usage: credit [migrate | reconcile <autorizacion_id> applied|not-applied | settle <attempt_id> [note] | handover <id> resend|done <document>]")

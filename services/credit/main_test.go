@@ -52,8 +52,18 @@ func TestReconcileCommand(t *testing.T) {
 		if err := reconcile(t.Context(), tg.DB, "NOPE", "applied", &out); !errors.Is(err, consumption.ErrAutorizacionNotFound) {
 			t.Fatalf("unknown authorization: err %v, want ErrAutorizacionNotFound", err)
 		}
-		if err := reconcile(t.Context(), tg.DB, notApplied, "applied", &out); !errors.Is(err, consumption.ErrNothingToReconcile) {
+		err := reconcile(t.Context(), tg.DB, notApplied, "applied", &out)
+		if !errors.Is(err, consumption.ErrNothingToReconcile) {
 			t.Fatalf("free record: err %v, want ErrNothingToReconcile", err)
+		}
+		// What the command prints names it once: "credit: consumption: ...", and the usage
+		// "usage: credit [...]" without a prefix.
+		for _, e := range []error{err, errUsage} {
+			var printed strings.Builder
+			report(&printed, e)
+			if n := strings.Count(printed.String(), "credit"); n != 1 {
+				t.Errorf("printed %q names the command %d times, want once", printed.String(), n)
+			}
 		}
 	})
 }

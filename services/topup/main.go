@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -26,9 +27,19 @@ func main() {
 	err := run(ctx, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "topup:", err)
+		report(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// report prints a failed command's error once, prefixed with the command's name; the usage
+// already names it.
+func report(w io.Writer, err error) {
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(w, err)
+		return
+	}
+	fmt.Fprintln(w, serviceName+":", err)
 }
 
 var errUsage = errors.New("usage: topup [migrate | worker]")
