@@ -191,4 +191,13 @@
 // remote SUCCESS). A record is never made success without the carrier's SUCCESS.
 // [Service.QueryRecharge] applies the same transitions on demand, to the record as it is when
 // the carrier's answer arrives.
+//
+// # Metrics
+//
+// The package names no metrics library. A Store built with [WithObserver] tells an [Observer],
+// after each commit, of the steps the service counts: a record reaching a status for the first
+// time (success, failed, unavailable, rejected, ignored; the reconciler's later passes through
+// unavailable are not told again, as they announce nothing) and the reconciler giving up on a
+// record. [Service.ReconcileBacklog] counts, in one query, what waits for the reconciler and
+// what it gave up on. services/topup turns both into Prometheus series (docs/operations.md).
 package topup

@@ -324,6 +324,19 @@ func (s *Service) reconcileOne(ctx context.Context, seen *Transaction, rep *Reco
 	}
 }
 
+// ReconcileBacklog counts what waits for the reconciler (pending records untouched for
+// PendingAfter, unavailable ones with retries left) and what it gave up on, in one query, for
+// the service's metrics. OldestAge is how long ago, by the service's clock, the oldest waiting
+// record was created; 0 when none waits.
+func (s *Service) ReconcileBacklog(ctx context.Context) (b Backlog, oldestAge time.Duration, err error) {
+	now := s.now()
+	b, err = s.store.backlog(ctx, now.Add(-s.cfg.Reconcile.PendingAfter))
+	if err != nil || b.Oldest.IsZero() {
+		return b, 0, err
+	}
+	return b, max(now.Sub(b.Oldest), 0), nil
+}
+
 // Run calls Reconcile every Interval until ctx ends. Several instances may run it on one
 // database: each record is claimed by exactly one of them.
 func (s *Service) Run(ctx context.Context) {

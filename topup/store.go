@@ -82,13 +82,22 @@ func (f Filter) Normalize() Filter {
 // inside Update's closure, never across a carrier call. It is safe for concurrent use; every
 // guard holds across several service instances on one database.
 type Store struct {
-	db    *bun.DB
-	queue *jobs.Queue
+	db       *bun.DB
+	queue    *jobs.Queue
+	observer Observer
 }
 
 // NewStore returns a Store on db (migrated with Migrate and jobs.Migrate) that enqueues the
 // notification jobs on queue, in the transaction of the change each announces.
-func NewStore(db *bun.DB, queue *jobs.Queue) *Store { return &Store{db: db, queue: queue} }
+func NewStore(db *bun.DB, queue *jobs.Queue, opts ...StoreOption) *Store {
+	s := &Store{db: db, queue: queue}
+	for _, o := range opts {
+		if o != nil {
+			o(s)
+		}
+	}
+	return s
+}
 
 // dbTime is the store's clock truncated to what both engines keep (microseconds), so that a
 // time read back equals the one written and can serve in a comparison.
@@ -138,12 +147,16 @@ func (s *Store) Admit(ctx context.Context, t *Transaction, a Admission) error {
 
 // Insert inserts t and, in the same transaction, the job n announces (nil: none).
 func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) error {
-	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := insert(ctx, tx, t); err != nil {
 			return err
 		}
 		return s.enqueue(ctx, tx, n)
 	})
+	if err == nil {
+		s.observe(nil, t)
+	}
+	return err
 }
 
 // InsertDuplicate inserts t, the record of a repeated delivery of the invoice whose record is
@@ -151,7 +164,7 @@ func (s *Store) Insert(ctx context.Context, t *Transaction, n *Notification) err
 // one e-mail per repeated invoice, however many times it is delivered again. The original record
 // is locked meanwhile, so two first repetitions cannot both count none.
 func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notification) error {
-	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := getWhere(ctx, tx, true, "id = ?", t.DuplicateOf); err != nil {
 			return err
 		}
@@ -167,6 +180,10 @@ func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notifica
 		}
 		return s.enqueue(ctx, tx, n)
 	})
+	if err == nil {
+		s.observe(nil, t)
+	}
+	return err
 }
 
 // InsertInvoice inserts t, a record that holds its invoice's source_xml_hash, with the job n
@@ -195,8 +212,12 @@ func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notificati
 			return s.enqueue(ctx, tx, n)
 		})
 	}
-	if err != nil || inserted {
+	if err != nil {
 		return nil, err
+	}
+	if inserted {
+		s.observe(nil, t)
+		return nil, nil
 	}
 	return s.GetBySourceXMLHash(ctx, t.SourceXMLHash)
 }
@@ -219,7 +240,7 @@ type Settlement struct {
 // lost). It returns the record as stored afterwards; ErrNotFound when there is none. fn runs
 // once, and must not touch the database (on SQLite the transaction holds the only connection).
 func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) (Settlement, error)) (*Transaction, error) {
-	var out *Transaction
+	var prev, out *Transaction
 	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := getWhere(ctx, tx, true, "id = ?", id.String())
 		if err != nil {
@@ -231,7 +252,7 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 		if err != nil {
 			return err
 		}
-		out = cur
+		prev, out = cur, cur
 		if st.Save {
 			if err := s.save(ctx, tx, cur, &next, snap); err != nil {
 				return err
@@ -243,6 +264,7 @@ func (s *Store) Update(ctx context.Context, id uuid.UUID, fn func(*Transaction) 
 	if err != nil {
 		return nil, err
 	}
+	s.observe(prev, out)
 	return out, nil
 }
 
@@ -274,6 +296,7 @@ func (s *Store) UpdateHeld(ctx context.Context, held *Transaction, fn func(*Tran
 	if err != nil {
 		return nil, err
 	}
+	s.observe(held, &next)
 	return &next, nil
 }
 
@@ -511,6 +534,55 @@ func (s *Store) stale(ctx context.Context, now, pendingBefore, unavailableBefore
 		return nil, fmt.Errorf("topup: reconciler candidates: %w", err)
 	}
 	return out, nil
+}
+
+// Backlog is what waits for the reconciler, and what it gave up on (Service.ReconcileBacklog).
+type Backlog struct {
+	// Pending: pending records untouched since the time given (abandoned: a process that
+	// stopped between the commit and the outcome, or an answer that could not be recorded).
+	Pending int
+	// Unavailable: unavailable records whose retries are not exhausted.
+	Unavailable int
+	// Oldest is when the oldest of those was created; zero when none waits.
+	Oldest time.Time
+	// Exhausted: unavailable records the reconciler gave up on (retries_exhausted_at).
+	Exhausted int
+}
+
+// backlog counts, in one grouped query on the (status, updated_at) index, the pending records
+// untouched since pendingBefore and the unavailable ones, with or without retries left.
+func (s *Store) backlog(ctx context.Context, pendingBefore time.Time) (Backlog, error) {
+	var rows []struct {
+		Kind   string       `bun:"kind"`
+		N      int          `bun:"n"`
+		Oldest bun.NullTime `bun:"oldest"`
+	}
+	err := s.db.NewSelect().TableExpr("topup_transactions").
+		ColumnExpr("CASE WHEN status = ? THEN 'pending' WHEN retries_exhausted_at IS NULL THEN 'unavailable' ELSE 'exhausted' END AS kind", string(StatusPending)).
+		ColumnExpr("count(*) AS n").
+		ColumnExpr("min(created_at) AS oldest").
+		Where("(status = ? AND updated_at < ?) OR status = ?", string(StatusPending), dbTime(pendingBefore), string(StatusUnavailable)).
+		GroupExpr("kind").
+		Scan(ctx, &rows)
+	if err != nil {
+		return Backlog{}, fmt.Errorf("topup: reconciler backlog: %w", err)
+	}
+	var b Backlog
+	for _, r := range rows {
+		switch r.Kind {
+		case "pending":
+			b.Pending = r.N
+		case "unavailable":
+			b.Unavailable = r.N
+		case "exhausted":
+			b.Exhausted = r.N
+			continue
+		}
+		if !r.Oldest.IsZero() && (b.Oldest.IsZero() || r.Oldest.Before(b.Oldest)) {
+			b.Oldest = r.Oldest.Time
+		}
+	}
+	return b, nil
 }
 
 // NotificationJob is a notification job River still holds for a transaction (River deletes
