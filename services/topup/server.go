@@ -111,7 +111,8 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	reg.MustRegister(backlogCollector{queue})
 
 	svcOpts := append([]topup.Option{topup.WithLogger(log)}, d.ServiceOptions...)
-	svc, err := topup.NewService(topup.NewStore(d.DB, queue), spr, topup.Config{
+	recharges := newRechargeMetrics(reg)
+	svc, err := topup.NewService(topup.NewStore(d.DB, queue, topup.WithObserver(recharges)), spr, topup.Config{
 		DailyLimit:      cfg.Recargas.DailyLimit,
 		DefaultCanton:   cfg.Recargas.DefaultCanton,
 		OperationsEmail: cfg.OperationsEmail,
@@ -121,6 +122,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	if err != nil {
 		return nil, err
 	}
+	reg.MustRegister(reconcileCollector{svc})
 
 	verifier, err := auth.NewVerifier(ctx, cfg.JWTJWKSURL, []byte(cfg.JWTSecret.Reveal()))
 	if err != nil {
@@ -177,38 +179,6 @@ func notificationQueue(db *bun.DB, sender topup.Sender, log *slog.Logger) (*jobs
 		return nil, err
 	}
 	return jobs.New(db, workers, jobs.Config{Logger: log, Queues: map[string]int{topup.NotificationQueue: notificationWorkers}})
-}
-
-// backlogCollector reports the notification jobs waiting and the age of the oldest, read from
-// the queue at each scrape.
-type backlogCollector struct{ q *jobs.Queue }
-
-var (
-	backlogWaiting = prometheus.NewDesc("topup_notifications_waiting",
-		"Notification jobs not sent yet (available, scheduled, retryable or running).", nil, nil)
-	backlogOldest = prometheus.NewDesc("topup_notifications_oldest_waiting_seconds",
-		"Age of the oldest notification job not sent yet; 0 when none waits.", nil, nil)
-)
-
-func (c backlogCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- backlogWaiting
-	ch <- backlogOldest
-}
-
-func (c backlogCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	n, oldest, err := c.q.Backlog(ctx, topup.NotificationQueue)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(backlogWaiting, err)
-		return
-	}
-	age := 0.0
-	if !oldest.IsZero() {
-		age = max(time.Since(oldest).Seconds(), 0)
-	}
-	ch <- prometheus.MustNewConstMetric(backlogWaiting, prometheus.GaugeValue, float64(n))
-	ch <- prometheus.MustNewConstMetric(backlogOldest, prometheus.GaugeValue, age)
 }
 
 // newCarrier builds the SPR client: against CARRIER_SPR_URL, or in mock mode against an
