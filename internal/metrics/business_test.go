@@ -2,9 +2,14 @@ package metrics_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,3 +208,100 @@ func (e *testError) Kind() upstream.Kind  { return e.kind }
 func (e *testError) ErrorCode() string    { return "" }
 func (e *testError) ErrorMessage() string { return "" }
 func (e *testError) Timeout() bool        { return false }
+
+// TestEverySDKCallReports: the outcome label depends on every exported SDK method that takes a
+// context reporting its call (upstream.StartCall, docs/sdk-conventions.md); one that does not
+// would label a refusal in an HTTP 200 ok. Each such method starts with
+// `ctx, finish := upstream.StartCall(ctx)` followed by `defer finish(&err)`, or only returns
+// another method of the client (LookupClient returns Lookup).
+func TestEverySDKCallReports(t *testing.T) {
+	for _, dir := range []string{"../../creditsystem", "../../carrier", "../../erp"} {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv == nil || !fn.Name.IsExported() || !takesContext(fn) || !onClient(fn) {
+					continue
+				}
+				checked++
+				if !startsCall(fn) && !delegates(fn) {
+					t.Errorf("%s: (*Client).%s does not start with upstream.StartCall and defer finish(&err)", fset.Position(fn.Pos()), fn.Name.Name)
+				}
+			}
+		}
+		if checked < 3 {
+			t.Errorf("%s: %d methods checked; the check proved nothing", dir, checked)
+		}
+	}
+}
+
+func onClient(fn *ast.FuncDecl) bool {
+	star, ok := fn.Recv.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	id, ok := star.X.(*ast.Ident)
+	return ok && id.Name == "Client"
+}
+
+func takesContext(fn *ast.FuncDecl) bool {
+	ps := fn.Type.Params.List
+	if len(ps) == 0 {
+		return false
+	}
+	sel, ok := ps[0].Type.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Context"
+}
+
+func startsCall(fn *ast.FuncDecl) bool {
+	body := fn.Body.List
+	if len(body) < 2 {
+		return false
+	}
+	as, ok := body[0].(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return false
+	}
+	call, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "StartCall" {
+		return false
+	}
+	def, ok := body[1].(*ast.DeferStmt)
+	if !ok {
+		return false
+	}
+	finish, ok := def.Call.Fun.(*ast.Ident)
+	return ok && len(as.Lhs) == 2 && finish.Name == as.Lhs[1].(*ast.Ident).Name
+}
+
+func delegates(fn *ast.FuncDecl) bool {
+	if len(fn.Body.List) != 1 {
+		return false
+	}
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && sel.Sel.IsExported()
+}
