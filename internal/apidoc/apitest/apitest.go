@@ -165,7 +165,10 @@ func (c *Contract) find(method, path string) (*routers.Route, map[string]string)
 		if op == nil {
 			continue
 		}
-		if (tmpl == "/") != (path == "/") {
+		if tmpl == "/" || path == "/" {
+			if tmpl == path {
+				return &routers.Route{Spec: c.doc, Path: tmpl, PathItem: item, Method: strings.ToUpper(method), Operation: op}, map[string]string{}
+			}
 			continue
 		}
 		tsegs := strings.Split(strings.TrimSuffix(tmpl, "/"), "/")

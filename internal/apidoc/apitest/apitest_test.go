@@ -54,6 +54,7 @@ func TestCheck(t *testing.T) {
 		{"undocumented operation answered", "DELETE", "/things/7", "", answer(204, ``), "the document has no such operation"},
 		{"unknown route answered 404", "GET", "/nothing", "", answer(404, `{}`), ""},
 		{"unknown route answered 200", "GET", "/nothing", "", answer(200, `{}`), "the document has no such operation"},
+		{"index", "GET", "/", "", apitest.Answer{Status: 200, Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Body: []byte("<html></html>")}, ""},
 		{"number beyond float64 against a bounded schema", "POST", "/things", `{"name":"a","size":1e999999999}`, answer(400, `{"status":"error","statusCode":400,"message":"x"}`), ""},
 	}
 	for _, tc := range tests {
