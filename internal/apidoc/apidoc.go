@@ -121,7 +121,7 @@ func Mount(app *fiber.App, d *Doc) {
 	app.Get(PathJSON, send(fiber.MIMEApplicationJSON, d.JSON))
 	app.Get(PathYAML, send("application/yaml", d.YAML))
 	app.Get(PathDocs, send(fiber.MIMETextHTMLCharsetUTF8, docs.Bytes()))
-	app.Get(PathBundle, send(fiber.MIMEApplicationJavaScriptCharsetUTF8, redocBundle))
+	app.Get(PathBundle, send("application/javascript; charset=utf-8", redocBundle))
 	app.Get(PathIndex, send(fiber.MIMETextHTMLCharsetUTF8, index.Bytes()))
 }
 
