@@ -15,8 +15,9 @@
 //
 // [Service] holds the use cases: [Service.Recharge] (manual, synchronous), [Service.Webhook]
 // (automatic), [Service.Ignore], [Service.QueryRecharge], [Service.Reconcile] and [Service.Run],
-// and the reads (Get, List, CarrierCalls, Notifications, Inventory). Each one loads, decides,
-// calls the carrier and settles, in that order.
+// and the reads (Get, [Service.Lookup] by transaction_id or external_transaction_id, List with
+// its [Filter], whose From and To are [Day]s of DayZone, CarrierCalls, Notifications,
+// Inventory). Each one loads, decides, calls the carrier and settles, in that order.
 //
 // # Errors
 //

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 	_ "time/tzdata" // America/Guayaquil must load on machines without a zoneinfo database
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -120,9 +121,9 @@ func NewService(store *Store, c Carrier, cfg Config, opts ...Option) (*Service, 
 	if err := cfg.Reconcile.normalize(); err != nil {
 		return nil, err
 	}
-	zone, err := time.LoadLocation(DayZone)
+	zone, err := dayZone()
 	if err != nil {
-		return nil, fmt.Errorf("topup: %w", err)
+		return nil, err
 	}
 	s := &Service{
 		store: store, carrier: c, cfg: cfg, products: cfg.Products, zone: zone,
@@ -378,6 +379,31 @@ func (s *Service) notice(t *Transaction) *Notification {
 // Get returns a transaction.
 func (s *Service) Get(ctx context.Context, id uuid.UUID) (*Transaction, error) {
 	return s.store.Get(ctx, id)
+}
+
+// maxExternalIDLength is the longest external_transaction_id a record can hold (its column;
+// query-recharge takes no longer one). The service's own are carrier.ExternalTransactionIDLength.
+const maxExternalIDLength = 64
+
+// Lookup returns the transaction that key names: its transaction_id (a UUID, in any form
+// uuid.Parse reads) or, when no record has that id, its external_transaction_id, exactly as
+// answered (case included). The transaction_id is looked up first and wins: should a value be
+// one record's id and another's external id, the first is returned, and the second is reached
+// by its own transaction_id. That cannot happen with the ids the service makes: a UUID never
+// reads as 26 base32 digits (carrier.NewExternalTransactionID), nor those as a UUID. A key that
+// no record can hold (not UTF-8, a control character, longer than an external id) is
+// ErrNotFound without a query.
+func (s *Service) Lookup(ctx context.Context, key string) (*Transaction, error) {
+	if id, err := uuid.Parse(key); err == nil {
+		t, err := s.store.Get(ctx, id)
+		if !errors.Is(err, ErrNotFound) {
+			return t, err
+		}
+	}
+	if !utf8.ValidString(key) || !storable(key, maxExternalIDLength) {
+		return nil, ErrNotFound
+	}
+	return s.store.GetByExternalID(ctx, key)
 }
 
 // List returns one page of transactions and the total.

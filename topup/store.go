@@ -51,8 +51,12 @@ type Filter struct {
 	SubscriberID string
 	Status       Status
 	Source       Source
-	Page         int // 1-based; values below 1 mean 1
-	PerPage      int // clamped to 1..MaxPerPage; 0 means DefaultPerPage
+	// From and To keep the records created on those calendar days of DayZone (Ecuador time)
+	// and on the days between, both included; a zero Day leaves that end open. From after To
+	// selects nothing.
+	From, To Day
+	Page     int // 1-based; values below 1 mean 1
+	PerPage  int // clamped to 1..MaxPerPage; 0 means DefaultPerPage
 }
 
 // Pagination defaults of the specification, and the clamp the design uses for every list.
@@ -389,6 +393,19 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Transaction, int, error) 
 	}
 	if f.Source != "" {
 		q = q.Where("source = ?", string(f.Source))
+	}
+	start, before, none, err := createdRange(f.From, f.To)
+	if err != nil {
+		return nil, 0, err
+	}
+	if none {
+		return []Transaction{}, 0, nil
+	}
+	if !start.IsZero() {
+		q = q.Where("created_at >= ?", start)
+	}
+	if !before.IsZero() {
+		q = q.Where("created_at < ?", before)
 	}
 	if f.Page-1 > maxListOffset/f.PerPage {
 		// No row is that far, and bun keeps the offset in an int32: a larger one wraps

@@ -53,11 +53,23 @@
 // quantity (POST /recharge) is a JSON number whose value is an integer from 1 to 100: 1.0 and
 // 1e0 are 1; 1.5, "1" and true are a 400 naming quantity.
 //
-// GET /transactions takes exactly the specification's parameters, page, per_page,
-// subscriber_id, status and source, and answers data and meta {total, page, per_page,
-// total_pages}. page and per_page must be integers; page below 1 is 1, per_page is clamped to
-// 1..100 (default 20). total_pages is ceil(total / per_page), so an empty list has
+// GET /transactions takes the specification's parameters, page, per_page, subscriber_id,
+// status and source, and from and to (issue 19), and answers data and meta {total, page,
+// per_page, total_pages}. page and per_page must be integers; page below 1 is 1, per_page is
+// clamped to 1..100 (default 20). total_pages is ceil(total / per_page), so an empty list has
 // total_pages 0 (the specification is silent); a page past the end answers an empty data.
+// from and to are days yyyy-mm-dd of America/Guayaquil (topup.DayZone, loaded from the
+// embedded tzdata), both included, on created_at: a record of 23:30 on day D in Ecuador (04:30
+// UTC on D+1) is in from=D&to=D. A malformed date is 400 naming its parameter, from after to is
+// 400. Items leave out the raw carrier XML (raw_request_xml, raw_response_xml), which the detail
+// keeps: it was half of each item.
+//
+// GET /transactions/:id takes the transaction_id or the external_transaction_id
+// (topup.Service.Lookup: the transaction_id is tried first and wins should a value be both).
+//
+// Every GET route under the prefix takes only its own query parameters (queryparams.go): any
+// other, a misspelt one included, is 400 "unknown query parameter(s): <names>" in the
+// validation envelope, reported with the list's other problems.
 //
 // # Webhook bodies
 //

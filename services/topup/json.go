@@ -8,11 +8,11 @@ import (
 	"github.com/platform/integrations/topup"
 )
 
-// transactionJSON is a transaction as the API shows it: every field of the specification's
-// table by its name (id as transaction_id), in the list and in the detail, absent values as
-// null, amount as a JSON number with two decimals, timestamps in httpx.TimeLayout (UTC,
-// milliseconds, as every answer of both services). Only the detail adds the audit
-// (carrier_calls, notifications).
+// transactionJSON is a transaction as the list shows it: every field of the specification's
+// table by its name (id as transaction_id), absent values as null, amount as a JSON number with
+// two decimals, timestamps in httpx.TimeLayout (UTC, milliseconds, as every answer of both
+// services), except the raw carrier XML (raw_request_xml, raw_response_xml): about 1.1 KB of
+// escaped XML per top-up, half of each item, which a page does not need and the detail keeps.
 type transactionJSON struct {
 	TransactionID         string           `json:"transaction_id"`
 	ExternalTransactionID *string          `json:"external_transaction_id"`
@@ -47,14 +47,17 @@ type transactionJSON struct {
 	RetriesExhaustedAt    *httpx.Time      `json:"retries_exhausted_at"`
 	CreatedAt             httpx.Time       `json:"created_at"`
 	UpdatedAt             httpx.Time       `json:"updated_at"`
+	SourcePayload         *json.RawMessage `json:"source_payload"`
+}
 
-	RawRequestXML  *string          `json:"raw_request_xml"`
-	RawResponseXML *string          `json:"raw_response_xml"`
-	SourcePayload  *json.RawMessage `json:"source_payload"`
-
-	// Detail only.
-	CarrierCalls  *[]carrierCallJSON  `json:"carrier_calls,omitempty"`
-	Notifications *[]notificationJSON `json:"notifications,omitempty"`
+// transactionDetailJSON is GET /transactions/:id: the list's fields, the raw XML of the last
+// top-up exchange (null when none) and the audit (carrier_calls, notifications).
+type transactionDetailJSON struct {
+	transactionJSON
+	RawRequestXML  *string            `json:"raw_request_xml"`
+	RawResponseXML *string            `json:"raw_response_xml"`
+	CarrierCalls   []carrierCallJSON  `json:"carrier_calls"`
+	Notifications  []notificationJSON `json:"notifications"`
 }
 
 type carrierCallJSON struct {
@@ -121,7 +124,7 @@ func nullable(s string) *string {
 	return &s
 }
 
-func toJSON(t *topup.Transaction, detail bool) transactionJSON {
+func toJSON(t *topup.Transaction) transactionJSON {
 	out := transactionJSON{
 		TransactionID:         t.ID.String(),
 		ExternalTransactionID: nullable(t.ExternalTransactionID),
@@ -160,8 +163,6 @@ func toJSON(t *topup.Transaction, detail bool) transactionJSON {
 		raw := json.RawMessage(t.Amount.Decimal.StringFixed(2))
 		out.Amount = &raw
 	}
-	out.RawRequestXML = nullable(t.RawRequestXML)
-	out.RawResponseXML = nullable(t.RawResponseXML)
 	if t.SourcePayload != "" {
 		raw := json.RawMessage(t.SourcePayload)
 		if !json.Valid(raw) {
@@ -170,9 +171,16 @@ func toJSON(t *topup.Transaction, detail bool) transactionJSON {
 		}
 		out.SourcePayload = &raw
 	}
-	if detail {
-		out.CarrierCalls = &[]carrierCallJSON{}
-		out.Notifications = &[]notificationJSON{}
-	}
 	return out
+}
+
+// toDetailJSON is t for the detail, with empty audit lists for the caller to fill.
+func toDetailJSON(t *topup.Transaction) transactionDetailJSON {
+	return transactionDetailJSON{
+		transactionJSON: toJSON(t),
+		RawRequestXML:   nullable(t.RawRequestXML),
+		RawResponseXML:  nullable(t.RawResponseXML),
+		CarrierCalls:    []carrierCallJSON{},
+		Notifications:   []notificationJSON{},
+	}
 }

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/platform/integrations/internal/auth"
@@ -44,9 +44,10 @@ func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens
 	api.Post("/webhook/invoice-recharge", serviceKey, h.webhook)
 	api.Post("/webhook/invoice-ignored", serviceKey, h.ignored)
 	api.Post("/query-recharge", bearer, view, h.queryRecharge)
+	// The list checks its parameters itself (listFilter), to answer every problem at once.
 	api.Get("/transactions", bearer, view, h.list)
-	api.Get("/transactions/:id", bearer, view, h.get)
-	api.Get("/inventory", bearer, view, h.inventory)
+	api.Get("/transactions/:id", bearer, view, onlyQuery(noParams), h.get)
+	api.Get("/inventory", bearer, view, onlyQuery(noParams), h.inventory)
 }
 
 type handlers struct {
@@ -327,7 +328,7 @@ func (h *handlers) list(c *fiber.Ctx) error {
 	}
 	data := make([]transactionJSON, len(rows))
 	for i := range rows {
-		data[i] = toJSON(&rows[i], false)
+		data[i] = toJSON(&rows[i])
 	}
 	return c.JSON(fiber.Map{
 		"data": data,
@@ -340,11 +341,16 @@ func (h *handlers) list(c *fiber.Ctx) error {
 	})
 }
 
-// listFilter reads page, per_page, subscriber_id, status and source. page and per_page must be
-// integers; per_page is then clamped to 1..100 and page to >= 1.
+// listFilter reads page, per_page, subscriber_id, status, source, from and to; any other
+// parameter is a problem (unknownQuery), reported with the others. page and per_page must be
+// integers; per_page is then clamped to 1..100 and page to >= 1. from and to are days yyyy-mm-dd
+// of America/Guayaquil (topup.DayZone), both included, from not after to.
 func listFilter(c *fiber.Ctx) (topup.Filter, error) {
 	var f topup.Filter
 	var problems []string
+	if p := unknownQuery(c, listParams); p != "" {
+		problems = append(problems, p)
+	}
 	intParam := func(name string, dst *int) {
 		v := strings.TrimSpace(c.Query(name))
 		if v == "" {
@@ -375,33 +381,55 @@ func listFilter(c *fiber.Ctx) (topup.Filter, error) {
 		}
 		f.Source = topup.Source(s)
 	}
+	// A date is taken exactly as written (no blanks around it, unlike the other parameters):
+	// the document's pattern says so, and a blank there is a broken link, not a date.
+	dayParam := func(name string, dst *topup.Day) bool {
+		v := c.Query(name)
+		if v == "" {
+			return true
+		}
+		d, err := topup.ParseDay(v)
+		if err != nil {
+			problems = append(problems, name+" must be a date in yyyy-mm-dd format")
+			return false
+		}
+		*dst = d
+		return true
+	}
+	fromOK, toOK := dayParam("from", &f.From), dayParam("to", &f.To)
+	if fromOK && toOK && !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		problems = append(problems, "from must not be after to ("+f.From.String()+" > "+f.To.String()+")")
+	}
 	if len(problems) > 0 {
 		return f, httpx.ValidationError(problems...)
 	}
 	return f, nil
 }
 
+// get is GET /transactions/:id, :id being the transaction_id or the external_transaction_id
+// (topup.Service.Lookup: the transaction_id first).
 func (h *handlers) get(c *fiber.Ctx) error {
-	id, err := uuid.Parse(c.Params("id"))
+	// Fiber leaves the path as sent; an id never needs escaping, but a client may escape it.
+	key, err := url.PathUnescape(c.Params("id"))
 	if err != nil {
-		return topup.ErrNotFound // not a UUID: no such transaction
+		return topup.ErrNotFound // no id holds a broken escape
 	}
 	ctx := c.UserContext()
-	t, err := h.svc.Get(ctx, id)
+	t, err := h.svc.Lookup(ctx, key)
 	if err != nil {
 		return err
 	}
-	calls, err := h.svc.CarrierCalls(ctx, id)
+	calls, err := h.svc.CarrierCalls(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	notes, err := h.svc.Notifications(ctx, id)
+	notes, err := h.svc.Notifications(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	out := toJSON(t, true)
+	out := toDetailJSON(t)
 	for _, cc := range calls {
-		*out.CarrierCalls = append(*out.CarrierCalls, carrierCallJSON{
+		out.CarrierCalls = append(out.CarrierCalls, carrierCallJSON{
 			Function: cc.Function, Outcome: cc.Outcome, RequestXML: nullable(cc.RequestXML), ResponseXML: nullable(cc.ResponseXML),
 			Diagnostic: nullable(cc.Diagnostic), DurationMS: cc.DurationMS, At: cc.CreatedAt,
 		})
@@ -412,7 +440,7 @@ func (h *handlers) get(c *fiber.Ctx) error {
 		for _, d := range n.Deliveries {
 			nj.Deliveries = append(nj.Deliveries, deliveryJSON{Recipient: d.Recipient, State: d.State, Detail: nullable(d.Detail), At: d.At})
 		}
-		*out.Notifications = append(*out.Notifications, nj)
+		out.Notifications = append(out.Notifications, nj)
 	}
 	return c.JSON(out)
 }
