@@ -37,8 +37,9 @@
 // marker is dropped and the state is unchanged; so is a call that never left (refused
 // connection, or the request's deadline passed first: "not_sent"). A timeout, or a connection
 // lost after the request left, leaves the outcome unknown: the marker stays with
-// resultado_desconocido, the attempt is audited as "timeout" or "transport", and every later
-// operation gets [ErrOutcomeUnknown] until an operator, having asked the creditsystem, calls
+// resultado_desconocido, the attempt is audited as "timeout" or "transport", the call's error
+// comes back as a [*HeldError] carrying the record as it was left, and every later operation
+// gets [ErrOutcomeUnknown] until an operator, having asked the creditsystem, calls
 // [Service.Reconciliar] (`credit reconcile`). A process that dies during a call leaves the marker
 // and a "pending" attempt; once older than the call timeout ([WithCallTimeout]) the record reads
 // as unknown ([Consumo.Envejecer]) and is reconciled the same way. The invoice of a confirmation
@@ -67,6 +68,7 @@
 // (*AutorizacionNotFoundError), [ErrInvalidState] (*StateError naming the authorization, its
 // state and the operation; *NoInvoiceError also matches it), [ErrInFlight] and
 // [ErrOutcomeUnknown] (*ConflictError naming the upstream operation that holds the record),
-// [ErrNothingToReconcile], *UnrecordedError, and the creditsystem package's errors passed
-// through unchanged.
+// [ErrNothingToReconcile], *UnrecordedError, *HeldError (wrapping the creditsystem's error of an
+// operation on an existing authorization whose outcome is unknown), and otherwise the
+// creditsystem package's errors passed through unchanged.
 package consumption

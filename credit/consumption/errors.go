@@ -92,6 +92,21 @@ func (e *ConflictError) Is(target error) bool {
 	return target == ErrInFlight
 }
 
+// HeldError is a failed call on an existing authorization whose outcome is unknown (a timeout,
+// or a connection lost after the request left): the creditsystem may have applied it. Consumo is
+// the record as the failure left it, held by the operation (OperacionEnCurso) with
+// ResultadoDesconocido, so that the answer can name it; every later operation on it is a
+// *ConflictError until an operator reconciles it. Err is the creditsystem's error, reached
+// through Unwrap. (A timed-out authorization has no record: its error is the creditsystem's.)
+type HeldError struct {
+	Consumo *Consumo
+	Err     error
+}
+
+func (e *HeldError) Error() string { return e.Err.Error() }
+
+func (e *HeldError) Unwrap() error { return e.Err }
+
 // UnrecordedError is an operation the creditsystem applied whose outcome could not be written,
 // even after retrying: the ids the caller needs, and what happens next. A granted authorization
 // without a record is reversed automatically (Service.ReversarNoRegistradas); an operation on an

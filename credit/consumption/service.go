@@ -537,15 +537,19 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 		s.log.WarnContext(ctx, "creditsystem outcome unknown: authorization held until reconciled, not retried",
 			"autorizacion_id", autorizacionID, "operation", marker, "attempt_id", intento.ID, "request_id", intento.RequestID, "outcome", intento.Resultado)
 	}
-	if _, err := settle(func(c *Consumo) error {
+	c, err := settle(func(c *Consumo) error {
 		if unknown {
 			c.MarcarResultadoDesconocido(now)
 		} else {
 			c.LiberarOperacion(now)
 		}
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, errors.Join(callErr, err)
+	}
+	if unknown {
+		return nil, &HeldError{Consumo: c, Err: callErr}
 	}
 	return nil, callErr
 }

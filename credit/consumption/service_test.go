@@ -73,6 +73,9 @@ func TestRefusedConnectionReleasesTheClaim(t *testing.T) {
 		if !creditsystem.IsTransport(err) || creditsystem.IsTimeout(err) {
 			t.Fatalf("err = %v, want a transport error", err)
 		}
+		if held := (*HeldError)(nil); errors.As(err, &held) {
+			t.Fatalf("err = %v is a *HeldError, but a call that never left holds nothing", err)
+		}
 		got, err := s.Consumo(t.Context(), c.AutorizacionID)
 		if err != nil {
 			t.Fatal(err)
@@ -89,6 +92,48 @@ func TestRefusedConnectionReleasesTheClaim(t *testing.T) {
 		}
 		if len(in) != 3 || in[1].Resultado != ResultadoTransporte || in[2].Resultado != ResultadoOK {
 			t.Fatalf("attempts %+v, want ok, transport, ok", in)
+		}
+	})
+}
+
+// A call on an existing authorization whose outcome is unknown comes back as a *HeldError
+// carrying the record as it was left, held by the operation, with the creditsystem's error
+// still reachable.
+func TestUnknownOutcomeIsAHeldError(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		migrated(t, tg)
+		fake := creditsystemtest.NewServer()
+		t.Cleanup(fake.Close)
+		s := newTestConsumos(t, tg, fakeConfig(t, fake, 300*time.Millisecond))
+		c, _, err := s.Autorizar(t.Context(), autorizacionInput("100.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Script(UpstreamGrabarConsumo, creditsystemtest.Hang())
+		f := Factura{NumeroFactura: "F-HANG", MontoFacturado: decimal.RequireFromString("100"), FechaFactura: Fecha{time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}}
+		_, _, err = s.Confirmar(t.Context(), ConfirmacionInput{AutorizacionID: c.AutorizacionID, Factura: f})
+		var held *HeldError
+		if !errors.As(err, &held) || !creditsystem.IsTimeout(err) {
+			t.Fatalf("err = %v (%T), want a *HeldError wrapping the timeout", err, err)
+		}
+		if errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("err = %v matches ErrOutcomeUnknown, which is the refusal of a later operation", err)
+		}
+		h := held.Consumo
+		if h == nil || h.AutorizacionID != c.AutorizacionID || h.NumeroOperacion != c.NumeroOperacion || h.Estado != EstadoAutorizado ||
+			h.OperacionEnCurso != UpstreamGrabarConsumo || !h.ResultadoDesconocido {
+			t.Fatalf("held record %+v, want %s AUTORIZADO held by GrabarConsumo with an unknown outcome", h, c.AutorizacionID)
+		}
+
+		// A rejection moved nothing: the plain creditsystem error, the record released.
+		c2, _, err := s.Autorizar(t.Context(), autorizacionInput("100.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Script(UpstreamGrabarReversoAutorizacion, creditsystemtest.BusinessError(21, "bloqueada"))
+		_, err = s.Reversar(t.Context(), ReversoInput{AutorizacionID: c2.AutorizacionID})
+		if held := (*HeldError)(nil); err == nil || errors.As(err, &held) {
+			t.Fatalf("rejected reversal: err = %v, want the creditsystem's rejection alone", err)
 		}
 	})
 }

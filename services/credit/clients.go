@@ -126,10 +126,16 @@ func (h *clientHandlers) update(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"success": true, "operation": "update", "client": toClientJSON(client)})
 }
 
+// clientListParams are the query parameters of GET /clients; any other is a 400 naming it.
+var clientListParams = []string{"page", "per_page", "search"}
+
 // GET /clients
 func (h *clientHandlers) list(c *fiber.Ctx) error {
 	q := clients.Query{Page: 1, PerPage: clients.DefaultPerPage, Search: c.Query("search")}
 	var problems []string
+	if p := httpx.UnknownQuery(c, clientListParams...); p != "" {
+		problems = append(problems, p)
+	}
 	for _, p := range []struct {
 		name string
 		dst  *int

@@ -32,6 +32,7 @@ func mapError(err error) *httpx.Error {
 		exists     *clients.ExistsError
 		syncErr    *clients.SyncError
 		unrecorded *consumption.UnrecordedError
+		held       *consumption.HeldError
 		pagoLost   *payments.UnrecordedError
 		recorded   *payments.RecordedError
 		rules      *payments.RuleError
@@ -45,6 +46,18 @@ func mapError(err error) *httpx.Error {
 		he := &httpx.Error{Status: http.StatusInternalServerError, Message: unrecorded.Error(), Err: err}
 		he.Body = unrecordedJSON{Envelope: he.Envelope(), AutorizacionID: unrecorded.AutorizacionID,
 			NumeroOperacion: numeroOperacion(unrecorded.NumeroOperacion), Operation: unrecorded.Operacion}
+		return he
+	case errors.As(err, &held):
+		// A timeout or a lost connection on an existing authorization: the record is held until
+		// reconciled, and the answer names it as GET /consumo/:autorizacion_id shows it.
+		he := upstreamAnswer(held.Err, "", "")
+		if he == nil {
+			he = &httpx.Error{Status: http.StatusInternalServerError, Message: http.StatusText(http.StatusInternalServerError), Err: err}
+		}
+		rec := held.Consumo
+		he.Body = consumoHeldJSON{Envelope: he.Envelope(), AutorizacionID: rec.AutorizacionID,
+			NumeroOperacion: numeroOperacion(rec.NumeroOperacion), Estado: string(rec.Estado),
+			OperacionEnCurso: text(rec.OperacionEnCurso), ResultadoDesconocido: rec.ResultadoDesconocido}
 		return he
 
 	case errors.As(err, &pagoLost):
@@ -107,6 +120,17 @@ type unrecordedJSON struct {
 	AutorizacionID  string          `json:"autorizacion_id"`
 	NumeroOperacion json.RawMessage `json:"numero_operacion"`
 	Operation       string          `json:"operation"`
+}
+
+// consumoHeldJSON is the 504 (or the 502 of a connection lost after the request left) of an
+// operation on an existing authorization: the envelope and the record it left held.
+type consumoHeldJSON struct {
+	httpx.Envelope
+	AutorizacionID       string          `json:"autorizacion_id"`
+	NumeroOperacion      json.RawMessage `json:"numero_operacion"`
+	Estado               string          `json:"estado"`
+	OperacionEnCurso     *string         `json:"operacion_en_curso"`
+	ResultadoDesconocido bool            `json:"resultado_desconocido"`
 }
 
 // pagoUnrecordedJSON is the 500 of a payment operation the creditsystem applied but the service

@@ -144,10 +144,17 @@ func (h *pagoHandlers) get(c *fiber.Ctx) error {
 	return c.JSON(h.pagoJSON(p, entregas))
 }
 
+// pagoListParams are the query parameters of GET /pagos (perPage is per_page in the module's
+// camelCase); any other is a 400 naming it.
+var pagoListParams = []string{"numeroTarjeta", "page", "per_page", "perPage"}
+
 // GET /pagos?numeroTarjeta=...&page=&per_page=
 func (h *pagoHandlers) list(c *fiber.Ctx) error {
 	q := payments.ListQuery{NumeroTarjeta: strings.TrimSpace(c.Query("numeroTarjeta"))}
 	var problems []string
+	if p := httpx.UnknownQuery(c, pagoListParams...); p != "" {
+		problems = append(problems, p)
+	}
 	for _, p := range []struct {
 		names []string
 		dst   *int

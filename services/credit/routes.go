@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/platform/integrations/internal/auth"
+	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/internal/idempotency"
 )
 
@@ -27,8 +28,10 @@ func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, 
 	c.Post("/exists", either, ch.exists)
 	c.Post("/from-creditsystem", serviceKey, ch.fromCreditSystem)
 	c.Post("/", either, ch.create)
+	// A route that reads a query refuses a parameter it does not take (400 naming it); the lists
+	// check theirs with their other parameters, to answer every problem at once.
 	c.Get("/", bearer, ch.list)
-	c.Get("/:codigo", bearer, ch.get)
+	c.Get("/:codigo", bearer, httpx.OnlyQuery(), ch.get)
 	c.Put("/:codigo", either, ch.update)
 	c.Post("/:codigo/sync-erp", bearer, ch.syncERP)
 
@@ -40,7 +43,7 @@ func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, 
 	k.Post("/confirmar", bearer, once, kh.confirmar)
 	k.Post("/reverso", bearer, once, kh.reverso)
 	k.Post("/reverso-consumo", bearer, once, kh.reversoConsumo)
-	k.Get("/:autorizacion_id", bearer, kh.get)
+	k.Get("/:autorizacion_id", bearer, httpx.OnlyQuery(), kh.get)
 
 	// Payments: the specification's /credigestion/pagos, also under the versioned prefix.
 	for _, prefix := range []string{pagosPrefix, apiPrefix + "/pagos"} {
@@ -49,6 +52,6 @@ func routes(app *fiber.App, authn *auth.Authenticator, keys *idempotency.Store, 
 		p.Post("/aplicar", bearer, once, ph.aplicar)
 		p.Post("/reverso", bearer, once, ph.reverso)
 		p.Get("/", bearer, ph.list)
-		p.Get("/:numeroOperacion", bearer, ph.get)
+		p.Get("/:numeroOperacion", bearer, httpx.OnlyQuery(), ph.get)
 	}
 }
