@@ -46,8 +46,8 @@ func routes(app *fiber.App, h *handlers, authn *auth.Authenticator, actionTokens
 	api.Post("/query-recharge", bearer, view, h.queryRecharge)
 	// The list checks its parameters itself (listFilter), to answer every problem at once.
 	api.Get("/transactions", bearer, view, h.list)
-	api.Get("/transactions/:id", bearer, view, onlyQuery(noParams), h.get)
-	api.Get("/inventory", bearer, view, onlyQuery(noParams), h.inventory)
+	api.Get("/transactions/:id", bearer, view, httpx.OnlyQuery(), h.get)
+	api.Get("/inventory", bearer, view, httpx.OnlyQuery(), h.inventory)
 }
 
 type handlers struct {
@@ -341,14 +341,18 @@ func (h *handlers) list(c *fiber.Ctx) error {
 	})
 }
 
+// listParams are the query parameters of GET /transactions; the detail and the inventory take
+// none (httpx.OnlyQuery).
+var listParams = []string{"page", "per_page", "subscriber_id", "status", "source", "from", "to"}
+
 // listFilter reads page, per_page, subscriber_id, status, source, from and to; any other
-// parameter is a problem (unknownQuery), reported with the others. page and per_page must be
+// parameter is a problem (httpx.UnknownQuery), reported with the others. page and per_page must be
 // integers; per_page is then clamped to 1..100 and page to >= 1. from and to are days yyyy-mm-dd
 // of America/Guayaquil (topup.DayZone), both included, from not after to.
 func listFilter(c *fiber.Ctx) (topup.Filter, error) {
 	var f topup.Filter
 	var problems []string
-	if p := unknownQuery(c, listParams); p != "" {
+	if p := httpx.UnknownQuery(c, listParams...); p != "" {
 		problems = append(problems, p)
 	}
 	intParam := func(name string, dst *int) {
