@@ -53,6 +53,11 @@
 //   - [Decode] and [Invalid] are Bind for a handler whose domain validates: the 400 lists the
 //     decoding problems, then the domain's *validation.Error problems of the members that
 //     decoded.
+//   - Query parameters: [OnlyQuery] (middleware) and [UnknownQuery] (for a handler that reports
+//     it with its other problems) answer a parameter a route does not take with 400 "unknown
+//     query parameter(s): statuss", so a misspelt filter is never silently ignored.
+//   - CORS: Config.CORSOrigins (CORS_ALLOWED_ORIGINS) answers preflights with the API's methods
+//     and headers; credentials are never allowed.
 //
 // # Health and metrics
 //
@@ -71,7 +76,8 @@
 // The server reads a request within 30 s and closes idle keep-alive connections after 120 s.
 // [Serve] stops on context cancellation, SIGTERM or SIGINT: it stops accepting connections and
 // waits up to [DefaultShutdownGrace] (35 s, above the 30 s upstream timeouts) for in-flight
-// requests; [ServeListener] takes the listener and grace period explicitly.
+// requests; [ServeListener] takes the listener and grace period explicitly, and logs when the
+// drain starts. [LogListening] writes a service's one "listening" line once it has bound.
 //
 // The app is Immutable: strings from the request (params, headers, body) stay valid after the
 // handler returns.
