@@ -2,11 +2,10 @@ package main
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/platform/integrations/erp/erptest"
+	"github.com/platform/integrations/internal/metrics/metricstest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
@@ -17,20 +16,11 @@ func (e *testEnv) scrape() map[string]float64 {
 	if r.Status != http.StatusOK {
 		e.t.Fatalf("GET /metrics = %d", r.Status)
 	}
-	out := map[string]float64{}
-	for line := range strings.Lines(string(r.Body)) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			e.t.Fatalf("/metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
+	m, err := metricstest.Parse(string(r.Body))
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return out
+	return m
 }
 
 func upstreamCalls(upstream, operation, outcome string) string {

@@ -2,13 +2,12 @@ package main
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/carrier/carriertest"
+	"github.com/platform/integrations/internal/metrics/metricstest"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
@@ -16,20 +15,11 @@ import (
 func (s *stack) scrape(t *testing.T) map[string]float64 {
 	t.Helper()
 	a := s.do("GET", "/metrics", nil, nil).expect(t, http.StatusOK)
-	out := map[string]float64{}
-	for line := range strings.Lines(a.raw) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("/metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
+	m, err := metricstest.Parse(a.raw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return m
 }
 
 // want checks series in m, each of which must be exposed.
