@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/platform/integrations/internal/httpx"
 	"github.com/platform/integrations/topup"
@@ -61,21 +60,21 @@ type transactionDetailJSON struct {
 }
 
 type carrierCallJSON struct {
-	Function    string    `json:"function"`
-	Outcome     string    `json:"outcome"`
-	RequestXML  *string   `json:"request_xml"`
-	ResponseXML *string   `json:"response_xml"`
-	Diagnostic  *string   `json:"diagnostic"`
-	DurationMS  int64     `json:"duration_ms"`
-	At          time.Time `json:"at"`
+	Function    string     `json:"function"`
+	Outcome     string     `json:"outcome"`
+	RequestXML  *string    `json:"request_xml"`
+	ResponseXML *string    `json:"response_xml"`
+	Diagnostic  *string    `json:"diagnostic"`
+	DurationMS  int64      `json:"duration_ms"`
+	At          httpx.Time `json:"at"`
 }
 
 type notificationJSON struct {
-	Kind       string    `json:"kind"`
-	State      string    `json:"state"`
-	Attempt    int       `json:"attempt"`
-	Recipients []string  `json:"recipients"`
-	At         time.Time `json:"at"`
+	Kind       string     `json:"kind"`
+	State      string     `json:"state"`
+	Attempt    int        `json:"attempt"`
+	Recipients []string   `json:"recipients"`
+	At         httpx.Time `json:"at"`
 	// LastError is the error of the last failed attempt (a temporary SMTP failure, or the
 	// refusal that cancelled the job); null when none.
 	LastError  *string        `json:"last_error"`
@@ -84,37 +83,10 @@ type notificationJSON struct {
 
 // deliveryJSON is the outcome for one recipient: "sent" or "rejected" (with the server's answer).
 type deliveryJSON struct {
-	Recipient string    `json:"recipient"`
-	State     string    `json:"state"`
-	Detail    *string   `json:"detail"`
-	At        time.Time `json:"at"`
-}
-
-// The audit rows keep their At as a time.Time for whoever builds them; each marshals it in
-// httpx.TimeLayout (the outer At hides the embedded one).
-
-func (c carrierCallJSON) MarshalJSON() ([]byte, error) {
-	type plain carrierCallJSON
-	return json.Marshal(struct {
-		plain
-		At httpx.Time `json:"at"`
-	}{plain(c), httpx.Time(c.At)})
-}
-
-func (n notificationJSON) MarshalJSON() ([]byte, error) {
-	type plain notificationJSON
-	return json.Marshal(struct {
-		plain
-		At httpx.Time `json:"at"`
-	}{plain(n), httpx.Time(n.At)})
-}
-
-func (d deliveryJSON) MarshalJSON() ([]byte, error) {
-	type plain deliveryJSON
-	return json.Marshal(struct {
-		plain
-		At httpx.Time `json:"at"`
-	}{plain(d), httpx.Time(d.At)})
+	Recipient string     `json:"recipient"`
+	State     string     `json:"state"`
+	Detail    *string    `json:"detail"`
+	At        httpx.Time `json:"at"`
 }
 
 func nullable(s string) *string {

@@ -435,14 +435,14 @@ func (h *handlers) get(c *fiber.Ctx) error {
 	for _, cc := range calls {
 		out.CarrierCalls = append(out.CarrierCalls, carrierCallJSON{
 			Function: cc.Function, Outcome: cc.Outcome, RequestXML: nullable(cc.RequestXML), ResponseXML: nullable(cc.ResponseXML),
-			Diagnostic: nullable(cc.Diagnostic), DurationMS: cc.DurationMS, At: cc.CreatedAt,
+			Diagnostic: nullable(cc.Diagnostic), DurationMS: cc.DurationMS, At: httpx.Time(cc.CreatedAt),
 		})
 	}
 	for _, n := range notes {
-		nj := notificationJSON{Kind: n.Kind, State: n.State, Attempt: n.Attempt, Recipients: n.Recipients, At: n.OccurredAt,
+		nj := notificationJSON{Kind: n.Kind, State: n.State, Attempt: n.Attempt, Recipients: n.Recipients, At: httpx.Time(n.OccurredAt),
 			LastError: nullable(n.LastError), Deliveries: []deliveryJSON{}}
 		for _, d := range n.Deliveries {
-			nj.Deliveries = append(nj.Deliveries, deliveryJSON{Recipient: d.Recipient, State: d.State, Detail: nullable(d.Detail), At: d.At})
+			nj.Deliveries = append(nj.Deliveries, deliveryJSON{Recipient: d.Recipient, State: d.State, Detail: nullable(d.Detail), At: httpx.Time(d.At)})
 		}
 		out.Notifications = append(out.Notifications, nj)
 	}
