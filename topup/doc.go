@@ -71,7 +71,9 @@
 //     crash between the pending commit and the outcome leaves a pending record for the
 //     reconciler. [Store.UpdateHeld] does the same on the record the caller holds, without
 //     reading it again: every write bumps the record's version, and the write is a
-//     compare-and-set on it, falling back to Update when the record moved.
+//     compare-and-set on it, falling back to Update when the record moved. On PostgreSQL its
+//     settlement is one statement (a data-modifying WITH: the compare-and-set, and the audit
+//     row and the job inserted from its RETURNING), so that a record that moved gets neither.
 //
 // Unique keys are recognised by name (storage.Unique): the action token's jti and
 // source_xml_hash. The job queue is reached through internal/jobs, to insert inside the

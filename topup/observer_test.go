@@ -37,6 +37,12 @@ func (c *counts) RetriesExhausted(src Source) {
 	c.exhausted[src]++
 }
 
+func (c *counts) reachedCount(src Source, st Status) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reached[string(src)+"/"+string(st)]
+}
+
 func (c *counts) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

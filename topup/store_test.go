@@ -2,12 +2,16 @@ package topup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
@@ -178,5 +182,214 @@ func TestCallStatus(t *testing.T) {
 		if got := callStatus(c.err); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestSettlementOneStatementOnPostgres: on PostgreSQL, UpdateHeld writes a settlement (the
+// record's compare-and-set, the carrier call's audit row, the notification job) as one
+// statement, once River has inserted the first job of its kind; its rows are those the
+// transaction writes.
+func TestSettlementOneStatementOnPostgres(t *testing.T) {
+	tg := storagetest.Postgres(t)
+	e := newEnv(t, tg, Config{})
+	var faults storagetest.Faults
+	db := faults.Open(t, tg)
+	q, err := jobs.New(db, nil, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := newCounts()
+	store := NewStore(db, q, WithObserver(obs))
+	ctx := t.Context()
+	now := dbTime(time.Now())
+
+	pending := func() *Transaction {
+		rec := &Transaction{ID: mustV7(), ExternalTransactionID: carrier.NewExternalTransactionID(), Source: SourceWorkflowWebhook,
+			SubscriberID: "0991234567", OfferID: "31", Quantity: 1, Status: StatusPending, NotificationEmail: "branch@example.com",
+			RawRequestXML: `<?xml version="1.0"?><invoice>it's</invoice>`, CreatedAt: now, UpdatedAt: now}
+		if err := store.Insert(ctx, rec, nil); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	settle := func(rec *Transaction) (*Transaction, []string) {
+		call := &CarrierCall{TransactionID: rec.ID, Function: carrier.FunctionTopup, Outcome: string(StatusSuccess),
+			RequestXML: `<?xml version="1.0"?><exec_req>'?'</exec_req>`, ResponseXML: "<ok/>", DurationMS: 12, CreatedAt: now}
+		faults.Record()
+		got, err := store.UpdateHeld(ctx, rec, func(cur *Transaction) (Settlement, error) {
+			if err := cur.Succeed(CarrierReply{IDRecarga: "77", Message: "it's done?", RequestXML: call.RequestXML, ResponseXML: call.ResponseXML}); err != nil {
+				return Settlement{}, err
+			}
+			cur.UpdatedAt = now.Add(time.Second)
+			n, _ := notificationFor(cur, testOperations, now)
+			return Settlement{Save: true, Call: call, Notice: &n}, nil
+		})
+		statements := faults.Recorded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != 1 || call.ID == 0 {
+			t.Fatalf("settled v%d, audit row id %d; want v1 and the row's id", got.Version, call.ID)
+		}
+		return got, statements
+	}
+
+	// The first job of its kind goes through River's InsertTx, in the transaction.
+	first := pending()
+	_, statements := settle(first)
+	if len(statements) < 5 || statements[0] != "BEGIN" || statements[len(statements)-1] != "COMMIT" {
+		t.Fatalf("first settlement: %q; want the transaction", statements)
+	}
+	// Then one statement.
+	second := pending()
+	got, statements := settle(second)
+	if len(statements) != 1 || !strings.HasPrefix(statements[0], "WITH ") {
+		t.Fatalf("second settlement: %d statements %q; want one WITH", len(statements), statements)
+	}
+
+	// The same rows as the transaction's.
+	a, err := e.store.Get(ctx, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.store.Get(ctx, second.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != b.Version || got.Status != b.Status || got.CarrierIDRecarga != b.CarrierIDRecarga || !got.UpdatedAt.Equal(b.UpdatedAt) {
+		t.Errorf("returned %+v\nstored %+v", *got, *b)
+	}
+	b.ID, b.ExternalTransactionID = a.ID, a.ExternalTransactionID
+	if !reflect.DeepEqual(*a, *b) || b.Status != StatusSuccess || b.Version != 1 {
+		t.Errorf("record by the transaction %+v\nby one statement %+v", *a, *b)
+	}
+	callsA, _ := e.store.CarrierCalls(ctx, first.ID)
+	callsB, _ := e.store.CarrierCalls(ctx, second.ID)
+	if len(callsA) != 1 || len(callsB) != 1 {
+		t.Fatalf("audit rows: %d and %d, want 1 each", len(callsA), len(callsB))
+	}
+	callsB[0].ID, callsB[0].TransactionID = callsA[0].ID, callsA[0].TransactionID
+	if callsA[0] != callsB[0] {
+		t.Errorf("audit row by the transaction %+v\nby one statement %+v", callsA[0], callsB[0])
+	}
+	var nullDiagnostic bool
+	if err := tg.DB.NewSelect().TableExpr("topup_carrier_calls").ColumnExpr("diagnostic IS NULL").
+		Where("transaction_id = ?", second.ID.String()).Scan(ctx, &nullDiagnostic); err != nil || !nullDiagnostic {
+		t.Errorf("empty diagnostic stored as NULL: %v, %v", nullDiagnostic, err)
+	}
+	rowsA, _ := e.queue.JobsWithArg(ctx, NotificationQueue, "transaction_id", first.ID.String())
+	rowsB, _ := e.queue.JobsWithArg(ctx, NotificationQueue, "transaction_id", second.ID.String())
+	if len(rowsA) != 1 || len(rowsB) != 1 {
+		t.Fatalf("jobs: %d and %d, want 1 each", len(rowsA), len(rowsB))
+	}
+	ja, jb := rowsA[0], rowsB[0]
+	var argsA, argsB map[string]any
+	_ = json.Unmarshal(ja.EncodedArgs, &argsA)
+	_ = json.Unmarshal(jb.EncodedArgs, &argsB)
+	argsB["transaction_id"], argsB["external_transaction_id"] = argsA["transaction_id"], argsA["external_transaction_id"]
+	if ja.Kind != jb.Kind || ja.Queue != jb.Queue || ja.State != jb.State || ja.Priority != jb.Priority || ja.MaxAttempts != jb.MaxAttempts ||
+		ja.Attempt != jb.Attempt || len(ja.Tags) != len(jb.Tags) || string(ja.Metadata) != string(jb.Metadata) || !reflect.DeepEqual(argsA, argsB) {
+		t.Errorf("job by River %+v %v\nby one statement %+v %v", ja, argsA, jb, argsB)
+	}
+	if n := obs.reachedCount(SourceWorkflowWebhook, StatusSuccess); n != 2 {
+		t.Errorf("observer told of %d successes, want 2 (one per settlement)", n)
+	}
+}
+
+// TestStaleSettlementWritesNothing: on PostgreSQL, a one-statement settlement whose
+// compare-and-set finds the record moved writes neither the audit row nor the job; the locked
+// fallback then decides on the record as stored and settles it once.
+func TestStaleSettlementWritesNothing(t *testing.T) {
+	tg := storagetest.Postgres(t)
+	e := newEnv(t, tg, Config{})
+	var faults storagetest.Faults
+	db := faults.Open(t, tg)
+	q, err := jobs.New(db, nil, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := newCounts()
+	store := NewStore(db, q, WithObserver(obs))
+	ctx := t.Context()
+	now := dbTime(time.Now())
+	pending := func() *Transaction {
+		rec := &Transaction{ID: mustV7(), ExternalTransactionID: carrier.NewExternalTransactionID(), Source: SourceWorkflowWebhook,
+			Quantity: 1, Status: StatusPending, CreatedAt: now, UpdatedAt: now}
+		if err := store.Insert(ctx, rec, nil); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	var seen []string
+	boom := errors.New("boom")
+	failAgain := false
+	settle := func(cur *Transaction) (Settlement, error) {
+		seen = append(seen, fmt.Sprintf("%s/v%d/%s", cur.Status, cur.Version, cur.IncidentNote))
+		if failAgain && len(seen) > 1 {
+			return Settlement{}, boom
+		}
+		call := &CarrierCall{TransactionID: cur.ID, Function: carrier.FunctionTopup, Outcome: string(StatusSuccess), CreatedAt: now}
+		if cur.Status != StatusPending {
+			return Settlement{Call: call}, nil
+		}
+		_ = cur.Succeed(CarrierReply{IDRecarga: "88"})
+		n, _ := notificationFor(cur, testOperations, now)
+		return Settlement{Save: true, Call: call, Notice: &n}, nil
+	}
+	// River inserts the first job of the kind.
+	if _, err := store.UpdateHeld(ctx, pending(), settle); err != nil {
+		t.Fatal(err)
+	}
+
+	// Someone writes the record after the caller took it.
+	held := pending()
+	if _, err := e.store.Update(ctx, held.ID, func(cur *Transaction) (Settlement, error) {
+		cur.IncidentNote = "noted meanwhile"
+		return Settlement{Save: true}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	written := func() (int, int) {
+		calls, err := e.store.CarrierCalls(ctx, held.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes, err := e.store.Notifications(ctx, held.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(calls), len(notes)
+	}
+
+	// The statement matches no record and writes nothing; the fallback's closure fails, so
+	// nothing at all is written.
+	seen, failAgain = nil, true
+	faults.Record()
+	_, err = store.UpdateHeld(ctx, held, settle)
+	statements := faults.Recorded()
+	if !errors.Is(err, boom) || len(seen) != 2 {
+		t.Fatalf("stale copy, failing fallback: %v, fn saw %v; want boom from the second run", err, seen)
+	}
+	if len(statements) < 2 || !strings.HasPrefix(statements[0], "WITH ") || statements[1] != "BEGIN" {
+		t.Fatalf("statements %q; want the one-statement settlement, then the locked fallback", statements)
+	}
+	stored, _ := e.store.Get(ctx, held.ID)
+	if calls, jobs := written(); calls != 0 || jobs != 0 || stored.Status != StatusPending || stored.Version != 1 {
+		t.Fatalf("after the stale statement: %d audit rows, %d jobs, record %s v%d; want none written, pending v1", calls, jobs, stored.Status, stored.Version)
+	}
+
+	// The fallback settles the record as stored, once.
+	seen, failAgain = nil, false
+	got, err := store.UpdateHeld(ctx, held, settle)
+	if err != nil || len(seen) != 2 || seen[1] != "pending/v1/noted meanwhile" {
+		t.Fatalf("stale copy: %v, fn saw %v; want a second run on the stored record", err, seen)
+	}
+	stored, _ = e.store.Get(ctx, held.ID)
+	if calls, jobs := written(); calls != 1 || jobs != 1 || got.Version != 2 || stored.Version != 2 ||
+		stored.Status != StatusSuccess || stored.IncidentNote != "noted meanwhile" || stored.CarrierIDRecarga != "88" {
+		t.Fatalf("settled: %d audit rows, %d jobs, got v%d, stored %+v; want 1, 1, success v2 with both writes", calls, jobs, got.Version, stored)
+	}
+	if n := obs.reachedCount(SourceWorkflowWebhook, StatusSuccess); n != 2 {
+		t.Errorf("observer told of %d successes, want 2 (the first record, then this one once)", n)
 	}
 }

@@ -94,9 +94,12 @@
 // savepoint, and a long upsert with unique-job clauses that modernc's driver parses again on
 // every call, returning the whole row) and an array-encoded batch statement on PostgreSQL.
 // The first job of each kind in a process, and any job with other options, still goes through
-// River's InsertTx, which checks the kind, its worker and its queue. The test
-// TestInsertTxOwnRowIsRiversRow compares the rows of both paths and has River work them, so a
-// River upgrade that changes its table fails there.
+// River's InsertTx, which checks the kind, its worker and its queue. On PostgreSQL,
+// [Queue.InsertFrom] gives the same row as an INSERT ... SELECT for a caller's data-modifying
+// WITH (the job written only when the statement's update matched, one round trip); it answers
+// not ok wherever InsertTx would not write the row itself, and the caller then uses InsertTx.
+// The test TestInsertTxOwnRowIsRiversRow compares the rows of these paths and has River work
+// them, so a River upgrade that changes its table fails there.
 //
 // # Decision record
 //

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,25 +179,88 @@ func (q *Queue) plainOpts(args river.JobArgs, opts *river.InsertOpts) (river.Ins
 // insertRow writes the job's row: the columns River's JobInsertFast sets for a job without
 // unique key, schedule, tags or metadata, the rest left to the table's defaults.
 func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o river.InsertOpts) error {
-	encoded, err := json.Marshal(args)
+	values, err := q.rowValues(args, o)
 	if err != nil {
-		return fmt.Errorf("jobs: insert %s: encode args: %w", args.Kind(), err)
+		return err
 	}
 	if q.postgres {
 		// Arguments bound, not written into the text: pgx prepares the statement once per
 		// connection, and PostgreSQL does not parse and plan it again for every job.
-		_, err = tx.Tx.ExecContext(ctx, `INSERT INTO river_job (args, kind, max_attempts, priority, queue, state)
-			VALUES ($1::jsonb, $2, $3, $4, $5, 'available')`, string(encoded), args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
+		_, err = tx.Tx.ExecContext(ctx, pgInsertBound, values...)
 	} else {
 		// As River's SQLite driver: args a BLOB of JSON text, times from datetime('now', 'subsec').
 		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, created_at, kind, max_attempts, priority, queue, scheduled_at, state)
-			VALUES (?, datetime('now', 'subsec'), ?, ?, ?, ?, datetime('now', 'subsec'), 'available')`,
-			encoded, args.Kind(), o.MaxAttempts, o.Priority, o.Queue)
+			VALUES (?, datetime('now', 'subsec'), ?, ?, ?, ?, datetime('now', 'subsec'), 'available')`, values...)
 	}
 	if err != nil {
 		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
 	}
 	return nil
+}
+
+// rowValues are the values of a job's row, in the order of the placeholders of insertRow's
+// statements and pgRowValues: the encoded args (JSON text on PostgreSQL, cast to jsonb by the
+// statement; on SQLite a BLOB, as River's driver writes them), kind, max_attempts, priority,
+// queue.
+func (q *Queue) rowValues(args river.JobArgs, o river.InsertOpts) ([]any, error) {
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: insert %s: encode args: %w", args.Kind(), err)
+	}
+	var a any = encoded
+	if q.postgres {
+		a = string(encoded)
+	}
+	return []any{a, args.Kind(), o.MaxAttempts, o.Priority, o.Queue}, nil
+}
+
+// The job's row on PostgreSQL, for insertRow and InsertFrom: its columns and their values, one
+// '?' for each of rowValues (args as JSON text cast to jsonb), the rest left to the table's
+// defaults.
+const (
+	pgRowColumns = `args, kind, max_attempts, priority, queue, state`
+	pgRowValues  = `CAST(? AS jsonb), ?, ?, ?, ?, 'available'`
+)
+
+// pgInsertBound is insertRow's statement on PostgreSQL, with pgx's $n placeholders.
+var pgInsertBound = func() string {
+	var b strings.Builder
+	n := 0
+	for _, r := range pgRowValues {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return `INSERT INTO river_job (` + pgRowColumns + `) VALUES (` + b.String() + `)`
+}()
+
+// InsertFrom is, on PostgreSQL, the INSERT of args' job row that InsertTx would write itself,
+// taking its values once for each row of from (a table or WITH name of the statement it is part
+// of), for a data-modifying WITH: with from an UPDATE ... RETURNING, the job exists only when the
+// update matched, in one statement without BEGIN and COMMIT. Its arguments are formatted into
+// the statement by bun (bun.Query). ok is false, and query nil, where InsertTx would not write
+// the row itself: on SQLite, for options beyond Queue, MaxAttempts and Priority (opts is
+// InsertTx's), and for the first job of its kind in this process, which River's InsertTx checks;
+// the caller then uses InsertTx in a transaction.
+func (q *Queue) InsertFrom(args river.JobArgs, opts *river.InsertOpts, from string) (query bun.Query, ok bool, err error) {
+	if !q.postgres {
+		return nil, false, nil
+	}
+	o, plain := q.plainOpts(args, opts)
+	if !plain {
+		return nil, false, nil
+	}
+	if _, seen := q.checked.Load(args.Kind()); !seen {
+		return nil, false, nil
+	}
+	values, err := q.rowValues(args, o)
+	if err != nil {
+		return nil, false, err
+	}
+	return q.db.NewRaw(`INSERT INTO river_job (`+pgRowColumns+`) SELECT `+pgRowValues+` FROM `+from, values...), true, nil
 }
 
 // Backlog counts the jobs of queue that are not finished (available, scheduled, retryable,

@@ -606,8 +606,9 @@ type routedArgs struct {
 func (routedArgs) Kind() string                 { return "routed" }
 func (routedArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: testQueue} }
 
-// The rows InsertTx writes itself are the rows River writes (same kind, queue, state, priority,
-// attempts, args, tags, metadata but River's own nonce), and River works them exactly once.
+// The rows InsertTx writes itself, and on PostgreSQL the row of InsertFrom, are the rows River
+// writes (same kind, queue, state, priority, attempts, args, tags, metadata but River's own
+// nonce), and River works them exactly once.
 func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		setup(t, tg.DB)
@@ -624,6 +625,10 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// InsertFrom has no row of its own before River inserted the kind once.
+		if q, ok, err := ins.InsertFrom(routedArgs{Ref: "none"}, nil, "src"); ok || q != nil || err != nil {
+			t.Fatalf("InsertFrom before River's first insert of the kind: %v, %v, %v; want not ok", q, ok, err)
+		}
 		refs := []string{"by-river", "own-1", "own-2"}
 		for _, ref := range refs {
 			err := storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
@@ -633,12 +638,38 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// On PostgreSQL, the same row as part of a data-modifying WITH: once per row of its
+		// source, so none when the source is empty.
+		_, ok, err := ins.InsertFrom(routedArgs{Ref: "own-with"}, nil, "src")
+		if err != nil || ok != (tg.Name == "postgres") {
+			t.Fatalf("InsertFrom on %s: ok %v, %v", tg.Name, ok, err)
+		}
+		if _, ok, _ := ins.InsertFrom(routedArgs{Ref: "x"}, &river.InsertOpts{Queue: testQueue}, "src"); ok {
+			t.Fatal("InsertFrom with InsertOpts: ok, want the InsertTx path")
+		}
+		if ok {
+			for _, c := range []struct {
+				ref  string
+				rows int
+			}{{"own-with", 1}, {"not-written", 0}} {
+				job, _, err := ins.InsertFrom(routedArgs{Ref: c.ref}, nil, "src")
+				if err != nil {
+					t.Fatal(err)
+				}
+				src := tg.DB.NewSelect().ColumnExpr("1 AS one").Where("? > 0", c.rows)
+				var n int
+				if err := tg.DB.NewSelect().With("src", src).With("j", job).TableExpr("src").ColumnExpr("count(*)").Scan(t.Context(), &n); err != nil || n != c.rows {
+					t.Fatalf("WITH src (%d rows), j (InsertFrom %s): %d, %v", c.rows, c.ref, n, err)
+				}
+			}
+			refs = append(refs, "own-with")
+		}
 		rows, err := ins.JobsByState(t.Context(), rivertype.JobStateAvailable, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) != 3 {
-			t.Fatalf("%d available jobs, want 3", len(rows))
+		if len(rows) != len(refs) {
+			t.Fatalf("%d available jobs, want %d", len(rows), len(refs))
 		}
 		byRef := map[string]*rivertype.JobRow{}
 		for _, r := range rows {
@@ -678,9 +709,9 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 
 		cfg := workerConfig()
 		q := startQueue(t, tg.DB, w, cfg)
-		waitFor(t, "the three jobs to complete", func() bool {
+		waitFor(t, "the jobs to complete", func() bool {
 			done, err := q.JobsByState(t.Context(), rivertype.JobStateCompleted, 0)
-			return err == nil && len(done) == 3
+			return err == nil && len(done) == len(refs)
 		})
 		time.Sleep(5 * poll)
 		mu.Lock()

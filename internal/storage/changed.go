@@ -59,12 +59,11 @@ var ErrStale = errors.New("storage: record changed since it was read")
 // written), prev+1 when it wrote. The model's table must have a "version" column that every
 // write goes through here to bump.
 func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64) (int64, error) {
-	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
-	if len(cols) == 0 {
+	q := s.UpdateQuery(db, model, prev)
+	if q == nil {
 		return prev, nil
 	}
-	res, err := db.NewUpdate().Model(model).Column(append(cols, "version")...).Value("version", "?", prev+1).
-		WherePK().Where("version = ?", prev).Exec(ctx)
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return prev, fmt.Errorf("storage: update %s: %w", s.table.Name, err)
 	}
@@ -76,4 +75,63 @@ func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64)
 		return prev, ErrStale
 	}
 	return prev + 1, nil
+}
+
+// UpdateQuery is the statement Update runs: the columns of model that changed since the
+// snapshot (never created_at) and version = prev+1, by primary key, where the stored row is still
+// at version prev. It is nil when nothing changed (Update writes nothing then). A caller that
+// runs it as part of a larger statement (a data-modifying WITH on PostgreSQL, with RETURNING to
+// see whether the row matched) owns what Update does after it: a row not matched is ErrStale,
+// and the version is prev+1 afterwards.
+func (s Snapshot) UpdateQuery(db bun.IDB, model any, prev int64) *bun.UpdateQuery {
+	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
+	if len(cols) == 0 {
+		return nil
+	}
+	return db.NewUpdate().Model(model).Column(append(cols, "version")...).Value("version", "?", prev+1).
+		WherePK().Where("version = ?", prev)
+}
+
+// InsertFrom is an INSERT of model (a pointer to a bun model struct) that writes its row once for
+// each row of from, a table or WITH name of the statement it is part of:
+//
+//	INSERT INTO table (columns) SELECT values FROM from RETURNING primary key
+//
+// The columns and values are those of db.NewInsert().Model(model), less the columns bun's
+// insert sets to DEFAULT (a nil pointer, a zero autoincrement key or nullzero field, a zero field
+// with a default), which are left out and so get the same default. In a data-modifying WITH on
+// PostgreSQL, with from the name of an UPDATE ... RETURNING, the row is written only when the
+// update matched, in the same statement. Unlike bun's insert, it does not set the model's
+// primary key: the statement reads it back from RETURNING if it needs it.
+func InsertFrom(db bun.IDB, model any, from string) *bun.RawQuery {
+	v := reflect.ValueOf(model).Elem()
+	table := db.Dialect().Tables().Get(v.Type())
+	fmter := schema.NewFormatter(db.Dialect())
+	var cols, vals []byte
+	var args []any
+	for _, f := range table.Fields {
+		if (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")) {
+			continue
+		}
+		if len(args) > 0 {
+			cols, vals = append(cols, ", "...), append(vals, ", "...)
+		}
+		cols = append(cols, f.SQLName...)
+		vals = append(vals, '?')
+		// The value as bun writes it, kept as it is: a value holding '?' (an XML declaration)
+		// must not be taken for a placeholder by the statement's formatting.
+		args = append(args, bun.Safe(string(f.AppendValue(fmter, nil, v))))
+	}
+	var pk []byte
+	for i, f := range table.PKs {
+		if i > 0 {
+			pk = append(pk, ", "...)
+		}
+		pk = append(pk, f.SQLName...)
+	}
+	q := "INSERT INTO " + string(table.SQLName) + " (" + string(cols) + ") SELECT " + string(vals) + " FROM " + from
+	if len(pk) > 0 {
+		q += " RETURNING " + string(pk)
+	}
+	return db.NewRaw(q, args...)
 }

@@ -1,8 +1,11 @@
 package storage_test
 
 import (
+	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +105,89 @@ func TestSnapshotUpdateIsCompareAndSet(t *testing.T) {
 			t.Fatalf("stored %+v, want the first write only", got)
 		}
 	})
+}
+
+type audited struct {
+	bun.BaseModel `bun:"table:audited"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	Ref           string    `bun:"ref"`
+	Body          string    `bun:"body,nullzero"`
+	Kind          string    `bun:"kind,nullzero,default:'plain'"`
+	Note          *note     `bun:"note"`
+	Count         int64     `bun:"count"`
+	At            time.Time `bun:"at"`
+}
+
+// On PostgreSQL, Snapshot.UpdateQuery and InsertFrom make a data-modifying WITH: the insert
+// writes the row bun's insert writes (a nullzero field NULL, a zero field with a default its
+// default, a value holding '?' and quotes as it is), and only when the compare-and-set matched.
+func TestInsertFromTheUpdatesRow(t *testing.T) {
+	tg := storagetest.Postgres(t)
+	ctx := t.Context()
+	for _, ddl := range []string{
+		`CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`,
+		`CREATE TABLE audited (id BIGSERIAL PRIMARY KEY, ref TEXT NOT NULL, body TEXT, kind TEXT DEFAULT 'plain', note JSONB, count BIGINT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
+	} {
+		if _, err := tg.DB.ExecContext(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tg.DB.NewInsert().Model(&versioned{ID: 1, Estado: "A"}).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC)
+	rows := []*audited{
+		{Ref: "bun", Body: `<?xml version="1.0"?><a b='?'/>`, Note: &note{Text: "it's"}, Count: 3, At: at},
+		{Ref: "bun, empty", At: at},
+	}
+	for _, r := range rows {
+		if _, err := tg.DB.NewInsert().Model(r).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle := func(held *versioned, a *audited) (int64, error) {
+		snap := storage.TakeSnapshot(tg.DB, held)
+		next := *held
+		next.Estado = "B-" + a.Ref
+		var id int64
+		err := tg.DB.NewSelect().With("u", snap.UpdateQuery(tg.DB, &next, held.Version).Returning("id")).
+			With("c", storage.InsertFrom(tg.DB, a, "u")).Table("u").ColumnExpr("(SELECT id FROM c)").Scan(ctx, &id)
+		return id, err
+	}
+	held := &versioned{ID: 1, Estado: "A"}
+	for i, r := range rows {
+		c := *r
+		c.ID, c.Ref = 0, "with"+strings.TrimPrefix(r.Ref, "bun")
+		id, err := settle(&versioned{ID: 1, Estado: "A", Version: int64(i)}, &c)
+		if err != nil || id == 0 {
+			t.Fatalf("%s: id %d, %v", c.Ref, id, err)
+		}
+		var got, want map[string]any
+		for _, q := range []struct {
+			id  int64
+			dst *map[string]any
+		}{{r.ID, &want}, {id, &got}} {
+			*q.dst = map[string]any{}
+			if err := tg.DB.NewSelect().TableExpr("audited").ColumnExpr("body, kind, note::text, count, at").Where("id = ?", q.id).Scan(ctx, q.dst); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: row %v, bun's insert wrote %v", c.Ref, got, want)
+		}
+	}
+	// A stale copy: the update matches nothing, so neither writes.
+	c := *rows[0]
+	c.ID, c.Ref = 0, "stale"
+	if _, err := settle(held, &c); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("stale copy: %v, want no row", err)
+	}
+	var n int
+	if err := tg.DB.NewSelect().TableExpr("audited").ColumnExpr("count(*)").Where("ref = 'stale'").Scan(ctx, &n); err != nil || n != 0 {
+		t.Fatalf("stale copy wrote %d rows, %v; want none", n, err)
+	}
+	var v versioned
+	if err := tg.DB.NewSelect().Model(&v).Where("id = 1").Scan(ctx); err != nil || v.Version != 2 || v.Estado != "B-with, empty" {
+		t.Fatalf("stored %+v, %v; want the two settlements", v, err)
+	}
 }

@@ -31,7 +31,9 @@
 // PostgreSQL such statements (no arguments) go over the simple protocol, one round trip: pgx's
 // default prepared-statement cache cost a Parse round trip per statement and churned the cache.
 // Statements with arguments (River's) keep pgx's cache. An UPDATE of a record writes only the
-// columns that changed since it was read ([Snapshot]).
+// columns that changed since it was read ([Snapshot]); on PostgreSQL a store may run that
+// compare-and-set ([Snapshot.UpdateQuery]) with the inserts that depend on it ([InsertFrom]) as
+// one data-modifying WITH, atomic without BEGIN and COMMIT.
 //
 // Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
 // bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL

@@ -23,6 +23,9 @@ type Faults struct {
 	mu    sync.Mutex
 	rules []*rule
 	hits  int
+	// recording: every statement is appended to log (Record).
+	recording bool
+	log       []string
 }
 
 type rule struct {
@@ -69,9 +72,38 @@ func (f *Faults) Hits() int {
 	return f.hits
 }
 
+// Record starts keeping the SQL of every statement handed to the driver through f, in order,
+// with "BEGIN", "COMMIT" and "ROLLBACK" for transactions (River's statements included), until
+// Recorded. A statement made to fail is kept too.
+func (f *Faults) Record() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recording, f.log = true, nil
+}
+
+// Recorded stops the recording Record started and returns the statements it kept.
+func (f *Faults) Recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.log
+	f.recording, f.log = false, nil
+	return out
+}
+
+func (f *Faults) note(query string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.recording {
+		f.log = append(f.log, query)
+	}
+}
+
 func (f *Faults) check(query string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.recording {
+		f.log = append(f.log, query)
+	}
 	for _, r := range f.rules {
 		if r.remaining != 0 && r.re.MatchString(query) {
 			if r.remaining > 0 {
@@ -136,11 +168,35 @@ func (c *faultConn) QueryContext(ctx context.Context, query string, args []drive
 }
 
 func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	c.f.note("BEGIN")
+	var tx driver.Tx
+	var err error
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
-		return b.BeginTx(ctx, opts)
+		tx, err = b.BeginTx(ctx, opts)
+	} else {
+		//lint:ignore SA1019 the fallback database/sql itself uses for a driver without BeginTx
+		tx, err = c.Conn.Begin()
 	}
-	//lint:ignore SA1019 the fallback database/sql itself uses for a driver without BeginTx
-	return c.Conn.Begin()
+	if err != nil {
+		return nil, err
+	}
+	return faultTx{Tx: tx, f: c.f}, nil
+}
+
+// faultTx records the end of a transaction.
+type faultTx struct {
+	driver.Tx
+	f *Faults
+}
+
+func (t faultTx) Commit() error {
+	t.f.note("COMMIT")
+	return t.Tx.Commit()
+}
+
+func (t faultTx) Rollback() error {
+	t.f.note("ROLLBACK")
+	return t.Tx.Rollback()
 }
 
 func (c *faultConn) Ping(ctx context.Context) error {
