@@ -287,3 +287,59 @@ func TestUnrecordedConfirmationIsHeldWithItsAnswer(t *testing.T) {
 		}
 	})
 }
+
+// Two concurrent confirmations of one authorization make exactly one GrabarConsumo; the other
+// answers ErrInFlight (409). While the call is in flight its attempt is already committed,
+// pending, where any connection sees it (the write-ahead attempt).
+func TestTwoConfirmationsOneCall(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		store := migrated(t, tg)
+		fake := creditsystemtest.NewServer()
+		t.Cleanup(fake.Close)
+		s := newTestConsumos(t, tg, fakeConfig(t, fake, 5*time.Second))
+		c, _, err := s.Autorizar(t.Context(), autorizacionInput("100.00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.Script(UpstreamGrabarConsumo, creditsystemtest.Process().After(400*time.Millisecond))
+		f := Factura{NumeroFactura: "F-PAIR", MontoFacturado: decimal.RequireFromString("100"), FechaFactura: Fecha{time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}}
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, _, err := s.Confirmar(t.Context(), ConfirmacionInput{AutorizacionID: c.AutorizacionID, Factura: f})
+				errs <- err
+			}()
+		}
+		deadline := time.Now().Add(300 * time.Millisecond)
+		for pending := false; !pending; {
+			in, err := store.Intentos(t.Context(), c.AutorizacionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := in[len(in)-1]
+			pending = last.Operacion == UpstreamGrabarConsumo && last.Resultado == ResultadoPendiente
+			if !pending && time.Now().After(deadline) {
+				t.Fatalf("no pending GrabarConsumo attempt committed during the call: %+v", in)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		var ok, inFlight int
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				ok++
+			case errors.Is(err, ErrInFlight):
+				inFlight++
+			default:
+				t.Errorf("a confirmation: %v", err)
+			}
+		}
+		if ok != 1 || inFlight != 1 || fake.Calls(UpstreamGrabarConsumo) != 1 {
+			t.Fatalf("%d confirmed, %d in flight, %d GrabarConsumo calls; want 1, 1, 1", ok, inFlight, fake.Calls(UpstreamGrabarConsumo))
+		}
+		in, _ := store.Intentos(t.Context(), c.AutorizacionID)
+		if len(in) != 2 || in[1].Resultado != ResultadoOK {
+			t.Fatalf("attempts %+v; want the authorization's and one confirmation, ok", in)
+		}
+	})
+}

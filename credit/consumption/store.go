@@ -72,7 +72,9 @@ type Intento struct {
 // Migrations). It owns the transactions and the columns: every change of a record is a closure
 // run on the record as it is now, inside one short transaction that locks the row (FOR UPDATE
 // on PostgreSQL; SQLite's write transaction takes the database lock at BEGIN), so two requests
-// never both decide on the same state. No transaction is held across an upstream call.
+// never both decide on the same state. Where the record is written by compare-and-set on its
+// version instead (Update; Claim and Settle on PostgreSQL), the row lock is taken only when the
+// record moved. No transaction is held across an upstream call.
 type Store struct {
 	db *bun.DB
 }
@@ -137,7 +139,7 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 	in.AutorizacionID = c.AutorizacionID
 	if storage.IsPostgres(s.db) {
 		ins := s.db.NewInsert().Model(c).Returning("id")
-		upd := s.db.NewUpdate().Model(in).Column(intentoOutcome...).Value("consumo_id", "(SELECT id FROM c)").WherePK()
+		upd := finishIntentoQuery(s.db, in).Value("consumo_id", "(SELECT id FROM c)")
 		err := s.db.NewSelect().With("c", ins).With("u", upd).Table("c").Column("id").Scan(ctx, &c.ID)
 		if err != nil {
 			return insertAutorizadoError(c, err)
@@ -200,7 +202,20 @@ type Claim struct {
 // now (Consumo.IniciarOperacion) and the pending attempt fn returns, before the upstream call.
 // Only one request can claim a record: another one meets the marker (ErrInFlight) or the state
 // the winner left (a *StateError), as fn decides.
+//
+// On PostgreSQL the record is read without a lock, fn decides on it, and the marker and the
+// attempt are one statement (claimInOne): the marker's compare-and-set on the version read, the
+// attempt inserted from its RETURNING, committed by itself before the call. When the record
+// moved since it was read (another claim won, an OTP), nothing is written and the claim runs
+// again as below, locked, fn deciding on the record as it is then. SQLite keeps the locked
+// transaction (group-committed).
 func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
+	if storage.IsPostgres(s.db) {
+		cl, err := s.claimInOne(ctx, autorizacionID, fn)
+		if !errors.Is(err, storage.ErrStale) {
+			return cl, err
+		}
+	}
 	var cl *Claim
 	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		c, err := byAutorizacion(ctx, tx, autorizacionID, true)
@@ -219,11 +234,54 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 		if err := insertIntento(ctx, tx, in); err != nil {
 			return err
 		}
-		held := *c
-		cl = &Claim{Consumo: &held, Intento: in, marker: c.OperacionEnCurso}
+		cl = newClaim(c, in)
 		return nil
 	})
 	return cl, err
+}
+
+// claimInOne is Claim on PostgreSQL without a lock: the record read as it is, fn deciding on it
+// (its error returned as it is), and the write one statement, a data-modifying WITH whose insert
+// takes its row from the update's:
+//
+//	WITH u AS (UPDATE consumos SET ... WHERE id = ? AND version = ? RETURNING id),
+//	     i AS (INSERT INTO consumo_intentos (...) SELECT ... FROM u RETURNING id)
+//	SELECT (SELECT id FROM i) FROM u
+//
+// Two round trips instead of five (BEGIN, the locked read, two statements, COMMIT). Of two
+// claims on the same version only one update matches (the other waits for its row lock, then
+// finds the next version); the other writes nothing and gets storage.ErrStale, as does a claim
+// whose record moved or whose fn changed no column: Claim then takes the locked path.
+func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
+	c, err := byAutorizacion(ctx, s.db, autorizacionID, false)
+	if err != nil {
+		return nil, err
+	}
+	snap, prev := storage.TakeSnapshot(s.db, c), c.Version
+	in, err := fn(c)
+	if err != nil {
+		return nil, err
+	}
+	upd := snap.UpdateQuery(s.db, c, prev)
+	if upd == nil {
+		return nil, storage.ErrStale
+	}
+	in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
+	err = s.db.NewSelect().With("u", upd.Returning("id")).With("i", storage.InsertFrom(s.db, in, "u")).
+		Table("u").ColumnExpr("(SELECT id FROM i)").Scan(ctx, &in.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, storage.ErrStale
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consumption: claim authorization %s for %s: %w", autorizacionID, in.Operacion, err)
+	}
+	c.Version = prev + 1
+	return newClaim(c, in), nil
+}
+
+func newClaim(c *Consumo, in *Intento) *Claim {
+	held := *c
+	return &Claim{Consumo: &held, Intento: in, marker: c.OperacionEnCurso}
 }
 
 // Settle writes the outcome of a claimed operation in one transaction: fn changes the record as
@@ -233,17 +291,21 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 //
 // The record is not read again when it is still as the claim left it: fn runs on the claim's
 // copy and the write is a compare-and-set on its version; only when another write came between
-// (a second settlement of the claim, an operator) is it read under lock, fn running again.
+// (a second settlement of the claim, an operator) is it read under lock, fn running again. On
+// PostgreSQL that compare-and-set and the attempt's outcome are one statement (settleInOne).
 func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) (*Consumo, error) {
 	held := *cl.Consumo
 	snap := storage.TakeSnapshot(s.db, &held)
 	if fn(&held) == nil {
-		err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-			if err := save(ctx, tx, cl.Consumo.Version, &held, snap); err != nil {
-				return err
-			}
-			return finishIntento(ctx, tx, cl.Intento)
-		})
+		one, err := s.settleInOne(ctx, cl, &held, snap)
+		if !one {
+			err = storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+				if err := save(ctx, tx, cl.Consumo.Version, &held, snap); err != nil {
+					return err
+				}
+				return finishIntento(ctx, tx, cl.Intento)
+			})
+		}
 		if !errors.Is(err, storage.ErrStale) {
 			if err != nil {
 				return nil, err
@@ -275,6 +337,40 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 		return nil
 	})
 	return out, err
+}
+
+// settleInOne writes, on PostgreSQL, what Settle's transaction on the claim's copy would (the
+// changed columns of held with the version compare-and-set, the attempt's outcome) as one
+// statement, a data-modifying WITH whose second update runs only when the first matched:
+//
+//	WITH u AS (UPDATE consumos SET ... WHERE id = ? AND version = ? RETURNING id),
+//	     i AS (UPDATE consumo_intentos SET ... WHERE id = ? AND EXISTS (SELECT FROM u))
+//	SELECT id FROM u
+//
+// One round trip instead of four (BEGIN, two statements, COMMIT), atomic by itself. When the
+// record moved the update matches nothing, so the attempt is not written either, and it returns
+// storage.ErrStale. one is false, with nothing written, where the transaction is still needed:
+// on SQLite (whose transactions share a group commit) and when no column of the record changed.
+func (s *Store) settleInOne(ctx context.Context, cl *Claim, held *Consumo, snap storage.Snapshot) (one bool, err error) {
+	if !storage.IsPostgres(s.db) {
+		return false, nil
+	}
+	prev := cl.Consumo.Version
+	upd := snap.UpdateQuery(s.db, held, prev)
+	if upd == nil {
+		return false, nil
+	}
+	fin := finishIntentoQuery(s.db, cl.Intento).Where("EXISTS (SELECT FROM u)")
+	var id int64
+	err = s.db.NewSelect().With("u", upd.Returning("id")).With("i", fin).Table("u").Column("id").Scan(ctx, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, storage.ErrStale
+	}
+	if err != nil {
+		return true, fmt.Errorf("consumption: settle authorization %s: %w", held.AutorizacionID, err)
+	}
+	held.Version = prev + 1
+	return true, nil
 }
 
 // Reconcile settles, in one transaction, the operation that holds a record by an operator's
@@ -394,9 +490,14 @@ func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
 var intentoOutcome = []string{"consumo_id", "autorizacion_id", "resultado", "codigo_upstream", "mensaje_upstream", "respuesta", "terminado_at"}
 
 func finishIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	_, err := db.NewUpdate().Model(in).Column(intentoOutcome...).WherePK().Exec(ctx)
+	_, err := finishIntentoQuery(db, in).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}
 	return nil
+}
+
+// finishIntentoQuery is finishIntento's statement: the outcome columns of in, by primary key.
+func finishIntentoQuery(db bun.IDB, in *Intento) *bun.UpdateQuery {
+	return db.NewUpdate().Model(in).Column(intentoOutcome...).WherePK()
 }

@@ -3,6 +3,8 @@ package consumption
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,6 +136,10 @@ func TestClaimHasExactlyOneWinner(t *testing.T) {
 		if winners.Load() != 1 {
 			t.Fatalf("%d claims won, want 1", winners.Load())
 		}
+		// The losers wrote no attempt: only the winner's is pending.
+		if in, err := s.Intentos(t.Context(), "A-2"); err != nil || len(in) != 2 || in[1].Resultado != ResultadoPendiente {
+			t.Fatalf("attempts %+v, %v; want the authorization's and the winner's", in, err)
+		}
 	})
 }
 
@@ -198,6 +204,257 @@ func TestMoneyKeepsEveryDigit(t *testing.T) {
 		}
 		if !got.Monto.Equal(c.Monto) || !got.MontoFacturado.Decimal.Equal(c.MontoFacturado.Decimal) {
 			t.Fatalf("amounts read back %s and %s, want %s and %s", got.Monto, got.MontoFacturado.Decimal, c.Monto, c.MontoFacturado.Decimal)
+		}
+	})
+}
+
+// onPostgres is a store on a PostgreSQL database whose statements faults records, and a second
+// store on the same database, not recorded, for the writes of "another request".
+func onPostgres(t *testing.T) (s, other *Store, faults *storagetest.Faults) {
+	t.Helper()
+	tg := storagetest.Postgres(t)
+	other = migrated(t, tg)
+	faults = new(storagetest.Faults)
+	return NewStore(faults.Open(t, tg)), other, faults
+}
+
+// oneWith reports whether statements are a single data-modifying WITH.
+func oneWith(statements []string) bool {
+	return len(statements) == 1 && strings.HasPrefix(statements[0], "WITH ")
+}
+
+// TestClaimAndSettleOneStatementOnPostgres: on PostgreSQL the claim is a read and one statement
+// (the marker's compare-and-set and the pending attempt), the settlement one statement (the
+// record's compare-and-set and the attempt's outcome); a claim or settlement whose record moved
+// writes nothing and falls back to the locked transaction, which writes the same rows.
+func TestClaimAndSettleOneStatementOnPostgres(t *testing.T) {
+	s, other, faults := onPostgres(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	fecha, _ := ParseFecha("2026-03-01")
+	f := Factura{NumeroFactura: "001-001-000000123", MontoFacturado: decimal.RequireFromString("150.75"), FechaFactura: fecha}
+	note := func(id, v string) {
+		t.Helper()
+		if _, err := other.Update(ctx, id, func(c *Consumo) error { c.ImagenQR = v; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(id string, fn func(*Consumo) (*Intento, error)) (*Claim, []string) {
+		t.Helper()
+		faults.Record()
+		cl, err := s.Claim(ctx, id, fn)
+		statements := faults.Recorded()
+		if err != nil {
+			t.Fatalf("claim %s: %v", id, err)
+		}
+		return cl, statements
+	}
+	settle := func(cl *Claim) (*Consumo, []string) {
+		t.Helper()
+		cl.Intento.Resultado, cl.Intento.Respuesta, cl.Intento.TerminadoAt = ResultadoOK, json.RawMessage(`{"ok":true}`), now.Add(time.Second)
+		faults.Record()
+		out, err := s.Settle(ctx, cl, func(c *Consumo) error {
+			return c.Confirmar(f, "", json.RawMessage(`{"ok":true}`), now.Add(time.Second))
+		})
+		statements := faults.Recorded()
+		if err != nil {
+			t.Fatalf("settle %s: %v", cl.Consumo.AutorizacionID, err)
+		}
+		return out, statements
+	}
+
+	// A: nothing moves; the claim is a read and one statement, the settlement one statement.
+	insertar(t, other, nuevoConsumo("A-ONE", now))
+	note("A-ONE", "x")
+	note("A-ONE", "y")
+	clA, statements := claim("A-ONE", claimFor(OpConfirmar, now))
+	if len(statements) != 2 || !strings.HasPrefix(statements[0], "SELECT ") || !oneWith(statements[1:]) {
+		t.Fatalf("claim: %d statements %q; want the read and one WITH", len(statements), statements)
+	}
+	if clA.Intento.ID == 0 || clA.Consumo.Version != 3 || clA.Consumo.OperacionEnCurso != UpstreamGrabarConsumo {
+		t.Fatalf("claim: attempt id %d, record v%d held by %q; want the attempt's id, v3, GrabarConsumo", clA.Intento.ID, clA.Consumo.Version, clA.Consumo.OperacionEnCurso)
+	}
+	stored, err := other.ByAutorizacion(ctx, "A-ONE")
+	if err != nil || stored.Version != 3 || stored.OperacionEnCurso != UpstreamGrabarConsumo || !stored.OperacionIniciadaAt.Equal(now) {
+		t.Fatalf("claimed record %+v, %v", stored, err)
+	}
+	if in, err := other.Intento(ctx, clA.Intento.ID); err != nil || in.Resultado != ResultadoPendiente || in.ConsumoID != stored.ID || in.AutorizacionID != "A-ONE" || in.Operacion != UpstreamGrabarConsumo {
+		t.Fatalf("claim's attempt %+v, %v", in, err)
+	}
+	outA, statements := settle(clA)
+	if !oneWith(statements) {
+		t.Fatalf("settlement: %d statements %q; want one WITH", len(statements), statements)
+	}
+
+	// B: the record moves before each write; each falls back to the locked transaction, fn
+	// deciding again on the record as stored.
+	insertar(t, other, nuevoConsumo("A-TWO", now))
+	var seen []string
+	claimB := claimFor(OpConfirmar, now)
+	clB, statements := claim("A-TWO", func(c *Consumo) (*Intento, error) {
+		seen = append(seen, c.ImagenQR)
+		if len(seen) == 1 {
+			note("A-TWO", "x") // after the read, before the compare-and-set
+		}
+		return claimB(c)
+	})
+	if len(statements) != 7 || !strings.HasPrefix(statements[1], "WITH ") || statements[2] != "BEGIN" || statements[6] != "COMMIT" ||
+		!strings.Contains(statements[3], "FOR UPDATE") || len(seen) != 2 || seen[1] != "x" {
+		t.Fatalf("stale claim: %d statements %q, fn saw %q; want the read, the WITH, then the locked transaction on x", len(statements), statements, seen)
+	}
+	note("A-TWO", "y")
+	outB, statements := settle(clB)
+	if len(statements) != 6 || !strings.HasPrefix(statements[0], "WITH ") || statements[1] != "BEGIN" || statements[5] != "COMMIT" {
+		t.Fatalf("stale settlement: %d statements %q; want the WITH, then the locked transaction", len(statements), statements)
+	}
+
+	// Both ways wrote the same rows.
+	a, _ := other.ByAutorizacion(ctx, "A-ONE")
+	b, _ := other.ByAutorizacion(ctx, "A-TWO")
+	if outA.Version != a.Version || outB.Version != b.Version || a.Version != 4 || a.Estado != EstadoConsumido || a.ImagenQR != "y" {
+		t.Fatalf("answers v%d v%d, stored %+v and %+v", outA.Version, outB.Version, a, b)
+	}
+	b.ID, b.AutorizacionID, b.CreditsystemAuthResponse = a.ID, a.AutorizacionID, a.CreditsystemAuthResponse
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("record by one statement %+v\nby the transaction %+v", a, b)
+	}
+	inA, _ := other.Intentos(ctx, "A-ONE")
+	inB, _ := other.Intentos(ctx, "A-TWO")
+	if len(inA) != 2 || len(inB) != 2 || inA[1].Resultado != ResultadoOK || string(inA[1].Respuesta) != `{"ok": true}` || !inA[1].TerminadoAt.Equal(now.Add(time.Second)) {
+		t.Fatalf("attempts %+v and %+v; want the authorization's and the confirmation's, ok", inA, inB)
+	}
+	inB[1].ID, inB[1].ConsumoID, inB[1].AutorizacionID = inA[1].ID, inA[1].ConsumoID, inA[1].AutorizacionID
+	if !reflect.DeepEqual(inA[1], inB[1]) {
+		t.Errorf("attempt by one statement %+v\nby the transaction %+v", inA[1], inB[1])
+	}
+}
+
+// TestStaleWritesNothingOnPostgres: a claim that lost the compare-and-set to another claim writes
+// no attempt and answers as the locked path does (ErrInFlight); a settlement whose record moved
+// writes neither the record nor the attempt's outcome before the locked path decides.
+func TestStaleWritesNothingOnPostgres(t *testing.T) {
+	s, other, faults := onPostgres(t)
+	ctx := t.Context()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	insertar(t, other, nuevoConsumo("A-LOST", now))
+	var winner *Claim
+	calls := 0
+	faults.Record()
+	_, err := s.Claim(ctx, "A-LOST", func(c *Consumo) (*Intento, error) {
+		calls++
+		if calls == 1 { // another request claims after this one read the record
+			var err error
+			if winner, err = other.Claim(ctx, "A-LOST", claimFor(OpReverso, now)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return claimFor(OpConfirmar, now)(c)
+	})
+	statements := faults.Recorded()
+	if !errors.Is(err, ErrInFlight) || calls != 2 || len(statements) < 3 || statements[2] != "BEGIN" {
+		t.Fatalf("losing claim: %v after %d decisions, statements %q; want ErrInFlight from the locked path", err, calls, statements)
+	}
+	in, _ := other.Intentos(ctx, "A-LOST")
+	if len(in) != 2 || in[1].ID != winner.Intento.ID || in[1].Operacion != UpstreamGrabarReversoAutorizacion {
+		t.Fatalf("attempts %+v; want the authorization's and the winner's only", in)
+	}
+	stored, _ := other.ByAutorizacion(ctx, "A-LOST")
+	if stored.OperacionEnCurso != UpstreamGrabarReversoAutorizacion || stored.Version != winner.Consumo.Version {
+		t.Fatalf("record %+v; want the winner's claim", stored)
+	}
+
+	// The winner's settlement after the record moved: the WITH writes nothing, and the locked
+	// path, here refusing, writes nothing either.
+	if _, err := other.Update(ctx, "A-LOST", func(c *Consumo) error { c.ImagenQR = "moved"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	ws := &Claim{Consumo: winner.Consumo, Intento: winner.Intento, marker: winner.marker}
+	ws.Intento.Resultado, ws.Intento.TerminadoAt = ResultadoOK, now
+	refused := errors.New("refused on the stored record")
+	faults.Record()
+	_, err = s.Settle(ctx, ws, func(c *Consumo) error {
+		if c.ImagenQR == "moved" {
+			return refused
+		}
+		return c.Reversar(now)
+	})
+	statements = faults.Recorded()
+	if !errors.Is(err, refused) || len(statements) < 2 || !strings.HasPrefix(statements[0], "WITH ") || statements[1] != "BEGIN" {
+		t.Fatalf("stale settlement: %v, statements %q; want the WITH, then the locked path's refusal", err, statements)
+	}
+	after, _ := other.ByAutorizacion(ctx, "A-LOST")
+	if after.Version != stored.Version+1 || after.OperacionEnCurso != UpstreamGrabarReversoAutorizacion || after.Estado != EstadoAutorizado {
+		t.Fatalf("record after the stale settlement %+v; want it as the other write left it", after)
+	}
+	if a, err := other.Intento(ctx, winner.Intento.ID); err != nil || a.Resultado != ResultadoPendiente || !a.TerminadoAt.IsZero() {
+		t.Fatalf("attempt after the stale settlement %+v, %v; want it pending", a, err)
+	}
+}
+
+// Two claims that read the same version of a record before either writes: exactly one
+// compare-and-set wins; the other writes nothing and, locked, meets the marker (ErrInFlight).
+// On PostgreSQL both went through the one statement first.
+func TestTwoClaimsOnOneVersion(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		other := migrated(t, tg)
+		var faults storagetest.Faults
+		s := NewStore(faults.Open(t, tg))
+		now := time.Now().UTC()
+		insertar(t, other, nuevoConsumo("A-PAIR", now))
+		// Both decide on the record before either writes (on SQLite the locked read serialises
+		// them, so the barrier only waits a little there).
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		barrier := func() {
+			arrived.Done()
+			done := make(chan struct{})
+			go func() { arrived.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		var first [2]atomic.Bool
+		var wins, inFlight atomic.Int32
+		var wg sync.WaitGroup
+		faults.Record()
+		for i := range 2 {
+			wg.Go(func() {
+				_, err := s.Claim(t.Context(), "A-PAIR", func(c *Consumo) (*Intento, error) {
+					if !first[i].Swap(true) {
+						barrier()
+					}
+					return claimFor(OpConfirmar, now)(c)
+				})
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, ErrInFlight):
+					inFlight.Add(1)
+				default:
+					t.Errorf("claim %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		statements := faults.Recorded()
+		if wins.Load() != 1 || inFlight.Load() != 1 {
+			t.Fatalf("%d claims won, %d in flight; want 1 and 1", wins.Load(), inFlight.Load())
+		}
+		in, _ := other.Intentos(t.Context(), "A-PAIR")
+		if len(in) != 2 || in[1].Resultado != ResultadoPendiente {
+			t.Fatalf("attempts %+v; want the authorization's and one pending", in)
+		}
+		if tg.Name == "postgres" {
+			withs := 0
+			for _, q := range statements {
+				if strings.HasPrefix(q, "WITH ") {
+					withs++
+				}
+			}
+			if withs != 2 {
+				t.Fatalf("%d WITH statements in %q; want both claims' compare-and-set", withs, statements)
+			}
 		}
 	})
 }
