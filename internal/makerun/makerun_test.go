@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/platform/integrations/internal/config"
 )
 
 // syncBuffer is the output of the script, read while it runs.
@@ -143,6 +145,12 @@ func TestRunStartsAndStopsBoth(t *testing.T) {
 		for _, want := range []string{"url=" + base, "api=" + base + s.api, "docs=" + base + "/docs", "devtoken"} {
 			if !strings.Contains(lines[0], want) {
 				t.Errorf("%s listening line lacks %q: %s", s.service, want, lines[0])
+			}
+		}
+		// How to mint a token, never a key: not even the development defaults reach the log.
+		for _, secret := range []string{config.DevCreditsystemServiceKey, config.DevTopupServiceKey, config.DevJWTSecret, config.DevActionTokenSecret} {
+			if strings.Contains(out.String(), secret) {
+				t.Errorf("the log holds the development secret %q", secret)
 			}
 		}
 	}

@@ -290,7 +290,8 @@ func (s *server) logStart(addr net.Addr) {
 	}
 	token := ""
 	if s.cfg.Development() {
-		token = `Authorization: Bearer $(go run ./services/devtoken); clients also take "ServiceKey ` + config.DevCreditsystemServiceKey + `"`
+		// Commands and variable names only: no key, not even a development default, is logged.
+		token = `Authorization: Bearer $(go run ./services/devtoken); clients also take "ServiceKey $CREDITSYSTEM_SERVICE_KEY"`
 	}
 	httpx.LogListening(s.log, addr, apiPrefix, token)
 }

@@ -292,8 +292,9 @@ func (s *server) logStart(addr net.Addr) {
 	defer func() {
 		token := ""
 		if s.cfg.Development() {
+			// Commands and variable names only: no key, not even a development default, is logged.
 			token = "Authorization: Bearer $(go run ./services/devtoken -sub u-1 -permissions create_recargas,view_recargas); " +
-				"X-Action-Token: $(go run ./services/devtoken -action -sub u-1); x-service-key: " + config.DevTopupServiceKey
+				"X-Action-Token: $(go run ./services/devtoken -action -sub u-1); x-service-key: $TOPUP_SERVICE_KEY"
 		}
 		httpx.LogListening(s.log, addr, Prefix, token)
 	}()
