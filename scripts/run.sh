@@ -6,6 +6,11 @@
 # in-flight requests. The binaries run directly, not under `go run`, which dies on SIGTERM and
 # leaves its child running.
 set -uo pipefail
+# wait -n -p (which service exited first) is bash 5.1.
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+  echo "run: needs bash 5.1 or newer, found $BASH_VERSION" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 mkdir -p data
@@ -43,6 +48,11 @@ for pid in "$credit" "$topup"; do
       wait "$pid"
       rc=$?
     done
+    # The service may have exited between the interrupted wait and kill -0: read its status.
+    if [ "$rc" -gt 128 ]; then
+      wait "$pid"
+      rc=$?
+    fi
     rcs[$pid]=$rc
   fi
   name=credit

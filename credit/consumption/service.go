@@ -546,6 +546,13 @@ func (s *Service) operar(ctx context.Context, autorizacionID string, op Operacio
 		return nil
 	})
 	if err != nil {
+		if unknown {
+			// The creditsystem may have acted and the record is still held by the claim's
+			// marker: the answer names it all the same (as stored, with the outcome unknown).
+			held := *claim.Consumo
+			held.MarcarResultadoDesconocido(now)
+			return nil, &HeldError{Consumo: &held, Err: errors.Join(callErr, err)}
+		}
 		return nil, errors.Join(callErr, err)
 	}
 	if unknown {

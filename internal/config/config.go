@@ -147,10 +147,14 @@ func (c *Common) validate(p *problems) {
 		if o == "*" {
 			if c.Production() {
 				p.add("CORS_ALLOWED_ORIGINS", "must list origins, not *, in production")
+			} else if len(c.CORSAllowedOrigins) > 1 {
+				p.add("CORS_ALLOWED_ORIGINS", "* stands alone: it allows every origin")
 			}
 			continue
 		}
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Host, "*") || strings.ContainsAny(o, "?#") {
 			p.add("CORS_ALLOWED_ORIGINS", "must be a comma-separated list of origins (scheme and host, e.g. https://dashboard.example.com)")
 			break
 		}

@@ -247,6 +247,10 @@ func TestValidation(t *testing.T) {
 		{"CORS any origin in production", credit, with(prodCreditEnv(), "CORS_ALLOWED_ORIGINS", "https://a.example.com,*"), []string{"CORS_ALLOWED_ORIGINS"}},
 		{"CORS origin with a path", topup, with(dev, "CORS_ALLOWED_ORIGINS", "https://a.example.com/app"), []string{"CORS_ALLOWED_ORIGINS"}},
 		{"CORS origin without a scheme", topup, with(dev, "CORS_ALLOWED_ORIGINS", "localhost:5173"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS * beside an origin", topup, with(dev, "CORS_ALLOWED_ORIGINS", "*,http://localhost:5173"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS origin with a fragment", credit, with(dev, "CORS_ALLOWED_ORIGINS", "https://a.example.com#x"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS origin with a wildcard host", credit, with(dev, "CORS_ALLOWED_ORIGINS", "https://*.example.com"), []string{"CORS_ALLOWED_ORIGINS"}},
+		{"CORS origin with credentials", credit, with(dev, "CORS_ALLOWED_ORIGINS", "https://u:p@a.example.com"), []string{"CORS_ALLOWED_ORIGINS"}},
 		{"credit reconciler interval negative", credit, with(dev, "CREDIT_RECONCILE_INTERVAL", "-1"), []string{"CREDIT_RECONCILE_INTERVAL"}},
 		// The reconciler would resend a top-up still in flight: the message names both settings.
 		{"pending-after equal to the carrier timeout", topup, with(with(dev, "CARRIER_TIMEOUT", "30"), "RECARGAS_RECONCILE_PENDING_AFTER", "30"),

@@ -51,6 +51,7 @@ func TestContractCatchesARenamedAnswerField(t *testing.T) {
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequest(http.MethodPost, env.URL+consumoPrefix+"cupo", bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", env.userToken())
 	c := contractOf(t)
 	if err := c.Check(req, raw, apitest.Answer{Status: r.Status, Header: r.Header, Body: r.Body}); err != nil {
 		t.Fatalf("the real answer fails the contract: %v", err)

@@ -247,3 +247,34 @@ func checkQueryCase(t *testing.T, env *testEnv, path string, status int, problem
 		t.Fatalf("GET %s: pagination %v, want per_page %d", path, pg, perPage)
 	}
 }
+
+// A confirmation that times out and whose settlement the database then refuses: the answer still
+// names the record the claim left held, with the outcome unknown.
+func TestTimeoutWhoseSettlementFailsNamesTheRecord(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		faults := &storagetest.Faults{}
+		env := newTestEnv(t, tg, withFaults(faults)) // CREDITSYSTEM_TIMEOUT=1
+		id := env.autorizar()
+		env.cs.Script(consumption.UpstreamGrabarConsumo, creditsystemtest.Hang())
+		faults.Fail(`(?s)UPDATE "consumos".*"resultado_desconocido"`, -1)
+		r := env.consumo("confirmar", confirmarBody(id, "F-SETTLE-FAULT"))
+		faults.Clear()
+		if faults.Hits() == 0 {
+			t.Fatal("the fault never fired")
+		}
+		expectError(t, r, http.StatusGatewayTimeout)
+		var held heldAnswer
+		if err := json.Unmarshal(r.Body, &held); err != nil {
+			t.Fatal(err)
+		}
+		if held.AutorizacionID != id || held.NumeroOperacion == "" || held.OperacionEnCurso == nil ||
+			*held.OperacionEnCurso != consumption.UpstreamGrabarConsumo || !held.ResultadoDesconocido {
+			t.Fatalf("504 after a timeout whose settlement failed: %s; want the held record's ids and resultado_desconocido true", r.Body)
+		}
+		// The record stays held: nothing else reaches the creditsystem for it.
+		expectError(t, env.consumo("confirmar", confirmarBody(id, "F-SETTLE-FAULT")), http.StatusConflict)
+		if n := env.cs.Calls(consumption.UpstreamGrabarConsumo); n != 1 {
+			t.Fatalf("GrabarConsumo reached the creditsystem %d times, want 1", n)
+		}
+	})
+}

@@ -25,6 +25,7 @@ func request(t *testing.T, method, path string) *http.Request {
 		t.Fatal(err)
 	}
 	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer x.y.z")
 	return r
 }
 
@@ -51,6 +52,9 @@ func TestCheck(t *testing.T) {
 		{"error outside the envelope", "GET", "/things/7", "", answer(404, `{"error":"not found"}`), "status"},
 		{"invalid request refused with a documented 400", "POST", "/things", `{"name":""}`, answer(400, `{"status":"error","statusCode":400,"message":"Validation failed","errors":["name is required"]}`), ""},
 		{"invalid request accepted", "POST", "/things", `{"name":"far too long a name"}`, answer(201, `{"id":"1","name":"x"}`), "the document refuses the request but the service answered 201"},
+		{"invalid request failing the service", "POST", "/things", `{"name":""}`, answer(500, `{"status":"error","statusCode":500,"message":"x"}`), "the document refuses the request but the service answered 500"},
+		{"secured route served without credentials", "GET", "/things/7 no-auth", "", answer(200, `{"id":"7","name":"a"}`), "the document refuses the request but the service answered 200"},
+		{"secured route refusing a request without credentials", "GET", "/things/7 no-auth", "", answer(404, `{"status":"error","statusCode":404,"message":"x"}`), ""},
 		{"undocumented operation answered", "DELETE", "/things/7", "", answer(204, ``), "the document has no such operation"},
 		{"unknown route answered 404", "GET", "/nothing", "", answer(404, `{}`), ""},
 		{"unknown route answered 200", "GET", "/nothing", "", answer(200, `{}`), "the document has no such operation"},
@@ -59,7 +63,12 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := c.Check(request(t, tc.method, tc.path), []byte(tc.reqBody), tc.ans)
+			path, noAuth := strings.CutSuffix(tc.path, " no-auth")
+			req := request(t, tc.method, path)
+			if noAuth {
+				req.Header.Del("Authorization")
+			}
+			err := c.Check(req, []byte(tc.reqBody), tc.ans)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("conforming exchange refused: %v", err)
