@@ -76,9 +76,6 @@ func MustLoad(t testing.TB, yamlDoc []byte) *Contract {
 	return c
 }
 
-// Doc returns the parsed document.
-func (c *Contract) Doc() *openapi3.T { return c.doc }
-
 // Answer is a response as seen by Check.
 type Answer struct {
 	Status int
@@ -311,6 +308,26 @@ func (c *Contract) Documented() []Route {
 		}
 	}
 	return out
+}
+
+// CheckServed checks a service's document as the service serves it (the body of GET
+// /openapi.json): a valid OpenAPI 3.1 document whose every operation has an operationId and a
+// summary (generated clients and the docs page need them), listing exactly the routes app
+// serves (CheckRoutes with skip). It returns the loaded document.
+func CheckServed(t testing.TB, servedJSON []byte, app *fiber.App, skip ...string) *Contract {
+	t.Helper()
+	served, err := Load(servedJSON)
+	if err != nil {
+		t.Fatalf("served document: %v", err)
+	}
+	for _, op := range served.Documented() {
+		o := served.doc.Paths.Find(op.Path).GetOperation(op.Method)
+		if o.OperationID == "" || o.Summary == "" {
+			t.Errorf("%s: operationId %q, summary %q", op, o.OperationID, o.Summary)
+		}
+	}
+	served.CheckRoutes(t, app, skip...)
+	return served
 }
 
 // CheckRoutes fails t for every route app serves that the document lacks and every documented
