@@ -352,7 +352,7 @@ func (s *Store) settleInOne(ctx context.Context, held, next *Transaction, snap s
 		q = q.With("j", job)
 	}
 	var callID sql.NullInt64
-	err = q.Scan(ctx, &callID)
+	err = storage.ScanOne(ctx, q, &callID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return true, storage.ErrStale
 	}

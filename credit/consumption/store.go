@@ -140,7 +140,7 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 	if storage.IsPostgres(s.db) {
 		ins := s.db.NewInsert().Model(c).Returning("id")
 		upd := finishIntentoQuery(s.db, in).Value("consumo_id", "(SELECT id FROM c)")
-		err := s.db.NewSelect().With("c", ins).With("u", upd).Table("c").Column("id").Scan(ctx, &c.ID)
+		err := storage.ScanOne(ctx, s.db.NewSelect().With("c", ins).With("u", upd).Table("c").Column("id"), &c.ID)
 		if err != nil {
 			return insertAutorizadoError(c, err)
 		}
@@ -267,8 +267,8 @@ func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*
 		return nil, storage.ErrStale
 	}
 	in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
-	err = s.db.NewSelect().With("u", upd.Returning("id")).With("i", storage.InsertFrom(s.db, in, "u")).
-		Table("u").ColumnExpr("(SELECT id FROM i)").Scan(ctx, &in.ID)
+	err = storage.ScanOne(ctx, s.db.NewSelect().With("u", upd.Returning("id")).With("i", storage.InsertFrom(s.db, in, "u")).
+		Table("u").ColumnExpr("(SELECT id FROM i)"), &in.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storage.ErrStale
 	}
@@ -362,7 +362,7 @@ func (s *Store) settleInOne(ctx context.Context, cl *Claim, held *Consumo, snap 
 	}
 	fin := finishIntentoQuery(s.db, cl.Intento).Where("EXISTS (SELECT FROM u)")
 	var id int64
-	err = s.db.NewSelect().With("u", upd.Returning("id")).With("i", fin).Table("u").Column("id").Scan(ctx, &id)
+	err = storage.ScanOne(ctx, s.db.NewSelect().With("u", upd.Returning("id")).With("i", fin).Table("u").Column("id"), &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return true, storage.ErrStale
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
@@ -134,4 +135,31 @@ func InsertFrom(db bun.IDB, model any, from string) *bun.RawQuery {
 		q += " RETURNING " + string(pk)
 	}
 	return db.NewRaw(q, args...)
+}
+
+// ScanOne runs q and scans its first row into dest, like q.Scan(ctx, dest...), but reads the
+// statement to its end: an error PostgreSQL sends after the row (one raised at commit by a
+// deferred constraint, the end of an autocommitted data-modifying WITH) is returned, where bun's
+// Scan, which stops at the first row, would drop it. No row is sql.ErrNoRows.
+func ScanOne(ctx context.Context, q *bun.SelectQuery, dest ...any) error {
+	rows, err := q.Rows(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
 }

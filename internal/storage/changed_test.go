@@ -191,3 +191,39 @@ func TestInsertFromTheUpdatesRow(t *testing.T) {
 		t.Fatalf("stored %+v, %v; want the two settlements", v, err)
 	}
 }
+
+// ScanOne returns an error PostgreSQL raises after the row: here a deferred constraint checked
+// at the commit of an autocommitted WITH, which bun's Scan drops.
+func TestScanOneReadsTheStatementToItsEnd(t *testing.T) {
+	tg := storagetest.Postgres(t)
+	ctx := t.Context()
+	for _, ddl := range []string{
+		`CREATE TABLE deferred_check (id BIGINT PRIMARY KEY, ok BOOLEAN NOT NULL)`,
+		`CREATE FUNCTION deferred_check_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN IF NOT NEW.ok THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`,
+		`CREATE CONSTRAINT TRIGGER deferred_check_refuse AFTER INSERT ON deferred_check
+		 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION deferred_check_refuse()`,
+	} {
+		if _, err := tg.DB.ExecContext(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert := func(id int64, ok bool) *bun.SelectQuery {
+		ins := tg.DB.NewInsert().Model(&map[string]any{"id": id, "ok": ok}).ModelTableExpr("deferred_check").Returning("id")
+		return tg.DB.NewSelect().With("i", ins).Table("i").Column("id")
+	}
+	var id int64
+	if err := storage.ScanOne(ctx, insert(1, true), &id); err != nil || id != 1 {
+		t.Fatalf("accepted row: id %d, %v", id, err)
+	}
+	if err := storage.ScanOne(ctx, insert(2, false), &id); err == nil || !strings.Contains(err.Error(), "refused at commit") {
+		t.Fatalf("a row refused at commit: %v, want the commit's error", err)
+	}
+	var n int
+	if err := tg.DB.NewSelect().Table("deferred_check").ColumnExpr("count(*)").Scan(ctx, &n); err != nil || n != 1 {
+		t.Fatalf("%d rows (%v), want only the accepted one", n, err)
+	}
+	if err := storage.ScanOne(ctx, tg.DB.NewSelect().Table("deferred_check").Column("id").Where("id = 9"), &id); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("no row: %v, want sql.ErrNoRows", err)
+	}
+}

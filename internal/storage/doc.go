@@ -33,7 +33,8 @@
 // Statements with arguments (River's) keep pgx's cache. An UPDATE of a record writes only the
 // columns that changed since it was read ([Snapshot]); on PostgreSQL a store may run that
 // compare-and-set ([Snapshot.UpdateQuery]) with the inserts that depend on it ([InsertFrom]) as
-// one data-modifying WITH, atomic without BEGIN and COMMIT.
+// one data-modifying WITH, atomic without BEGIN and COMMIT, read with [ScanOne] (which, unlike
+// bun's Scan, returns an error that arrives after the row, such as one raised at commit).
 //
 // Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
 // bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL
