@@ -2,12 +2,12 @@ package carriertest
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"time"
 
 	"github.com/platform/integrations/carrier"
+	"github.com/platform/integrations/internal/fakehttp"
 )
 
 // Server is a Fake listening on a loopback port, for tests that want the
@@ -44,47 +44,12 @@ var ErrConnectionDropped = errors.New("carriertest: connection dropped by the SP
 // fake in the caller's process: no socket, no network. It behaves like the
 // network where it matters: a held request ends when the request's context
 // does, and a dropped one is an error, never an answer.
-func (f *Fake) Transport() http.RoundTripper { return transport{f} }
+func (f *Fake) Transport() http.RoundTripper {
+	return fakehttp.Transport(f, ErrConnectionDropped)
+}
 
 // HTTPClient returns an *http.Client over Transport.
 func (f *Fake) HTTPClient() *http.Client { return &http.Client{Transport: f.Transport()} }
-
-type transport struct{ f *Fake }
-
-func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	server := req.Clone(ctx)
-	server.RequestURI = req.URL.RequestURI()
-	server.RemoteAddr = "127.0.0.1:0"
-	if server.Body == nil {
-		server.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		defer server.Body.Close()
-		t.f.ServeHTTP(rec, server)
-	}()
-	select {
-	case p := <-done:
-		switch {
-		case p == nil:
-			resp := rec.Result()
-			resp.Request = req
-			return resp, nil
-		case p == http.ErrAbortHandler:
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return nil, ErrConnectionDropped
-		default:
-			return nil, fmt.Errorf("carriertest: fake panicked: %v", p)
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
 
 // MockURL is the SPR address NewMock uses when the configuration has none.
 // It is never dialled.

@@ -15,8 +15,10 @@
 // routes by SOAPAction), so one base URL can be used for both CarteraURL and CentralURL;
 // srv.CarteraURL (URL + CarteraPath) and srv.CentralURL (URL + CentralPath) accept only their
 // own service's operations, as the real services do. NewFake(opts...) is the fake without a
-// listener, an http.Handler to serve on a real listener in development mode (for example
-// 127.0.0.1:0); Fake.Close releases held requests.
+// listener, an http.Handler; Fake.Transport() runs it in the caller's process with no socket
+// (the credit service's development mode: URLs MockURL+CarteraPath and MockURL+CentralPath; a
+// held request ends with the request's context, a dropped one is ErrConnectionDropped);
+// Fake.Close releases held requests.
 //
 // Options: WithNamespace (must match the client's SOAPNamespace; default http://tempuri.org/),
 // WithCentralContract (must match the client's creditsystem.WithCentralContract; default

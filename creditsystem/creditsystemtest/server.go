@@ -1,13 +1,32 @@
 package creditsystemtest
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 
 	"github.com/platform/integrations/creditsystem"
+	"github.com/platform/integrations/internal/fakehttp"
 )
+
+// ErrConnectionDropped is what Transport returns where a real connection would close without
+// an answer (Drop, LateSuccess, a held request when the fake is closed).
+var ErrConnectionDropped = errors.New("creditsystemtest: connection dropped by the creditsystem")
+
+// MockURL is the base address for a client over Transport; it is never dialled. The fake
+// routes MockURL+CarteraPath and MockURL+CentralPath as a Server routes its URLs.
+const MockURL = "http://creditsystem.mock"
+
+// Transport returns an http.RoundTripper that hands every request to the fake in the caller's
+// process: no socket, no network. A held request ends when the request's context does.
+func (f *Fake) Transport() http.RoundTripper {
+	return fakehttp.Transport(f, ErrConnectionDropped)
+}
+
+// HTTPClient returns an *http.Client over Transport.
+func (f *Fake) HTTPClient() *http.Client { return &http.Client{Transport: f.Transport()} }
 
 // Server is a Fake listening on a loopback port through httptest (HTTP/1.1), for tests that
 // want the real network path (keep-alive, timeouts, dropped connections).

@@ -7,11 +7,12 @@
 //	defer srv.Close()
 //	c, _ := erp.New(srv.Config(2 * time.Second))
 //
-// A development service that wants its own listener uses NewFake instead; the Fake is an
-// http.Handler:
+// NewFake is the fake without a listener, an http.Handler; its Transport runs it in the
+// caller's process with no socket, as the credit service does in development mode (a held
+// request ends with the request's context, a dropped one is ErrConnectionDropped):
 //
 //	fake := erptest.NewFake()
-//	go http.Serve(listener, fake) // ERP_URL = "http://" + listener.Addr().String()
+//	c, _ := erp.New(erp.Config{BaseURL: erptest.MockURL, Timeout: 2 * time.Second}, erp.WithHTTPClient(fake.HTTPClient()))
 //
 // The fake serves POST erp.DefaultLookupPath and POST erp.DefaultClientsPath. Clients live
 // in memory keyed by (codigo_empresa, identificacion). A create (operacion 0) assigns

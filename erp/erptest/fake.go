@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/platform/integrations/erp"
+	"github.com/platform/integrations/internal/fakehttp"
 )
 
 // Magic values: a request carrying one gets the outcome its name says, from any HTTP client,
@@ -152,6 +154,22 @@ type Server struct {
 	URL string
 	srv *httptest.Server
 }
+
+// ErrConnectionDropped is what Transport returns where a real connection would close without
+// an answer.
+var ErrConnectionDropped = errors.New("erptest: connection dropped by the ERP")
+
+// MockURL is the ERP_URL for a client over Transport; it is never dialled.
+const MockURL = "http://erp.mock"
+
+// Transport returns an http.RoundTripper that hands every request to the fake in the caller's
+// process: no socket, no network. A held request ends when the request's context does.
+func (f *Fake) Transport() http.RoundTripper {
+	return fakehttp.Transport(f, ErrConnectionDropped)
+}
+
+// HTTPClient returns an *http.Client over Transport.
+func (f *Fake) HTTPClient() *http.Client { return &http.Client{Transport: f.Transport()} }
 
 // NewServer starts a Fake on a loopback port. Close it when done.
 func NewServer(opts ...Option) *Server {

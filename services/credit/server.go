@@ -59,8 +59,8 @@ type server struct {
 	keys     *idempotency.Store
 
 	// Fakes started in development mode (nil otherwise); tests reach them to script outcomes.
-	csFake  *creditsystemtest.Server
-	erpFake *erptest.Server
+	csFake  *creditsystemtest.Fake
+	erpFake *erptest.Fake
 	closers []func()
 }
 
@@ -148,7 +148,8 @@ func newServer(ctx context.Context, cfg *config.Credit, d deps) (_ *server, err 
 }
 
 // newCreditsystem builds the creditsystem client: against CREDITSYSTEM_*_URL, or in development
-// mode against an in-process creditsystemtest fake on a loopback port.
+// mode against an in-process creditsystemtest fake through its Transport (no socket: the SOAP
+// is encoded and decoded as on the network, without a loopback connection's cost).
 func (s *server) newCreditsystem(reg prometheus.Registerer) (*creditsystem.Client, error) {
 	c := s.cfg.Creditsystem
 	csCfg := creditsystem.Config{
@@ -166,22 +167,24 @@ func (s *server) newCreditsystem(reg prometheus.Registerer) (*creditsystem.Clien
 		// the start time so a restarted development service never repeats an autorizacion_id.
 		// Fixed credit lines: every non-magic card shows 5000.00 available however many
 		// authorizations a client or test suite makes on it (DESIGN.md, Fakes and magic values).
-		s.csFake = creditsystemtest.NewServer(
+		s.csFake = creditsystemtest.NewFake(
 			creditsystemtest.WithFirstAuthorization(int(time.Now().Unix())),
 			creditsystemtest.WithFixedCreditLines(),
 		)
 		s.closers = append(s.closers, s.csFake.Close)
-		csCfg.CarteraURL, csCfg.CentralURL = s.csFake.CarteraURL, s.csFake.CentralURL
+		csCfg.CarteraURL = creditsystemtest.MockURL + creditsystemtest.CarteraPath
+		csCfg.CentralURL = creditsystemtest.MockURL + creditsystemtest.CentralPath
 		csCfg.SOAPNamespace = s.csFake.Namespace()
 		if csCfg.OTPBypass == "" {
 			csCfg.OTPBypass = creditsystemtest.DevOTPBypass
 		}
+		return creditsystem.New(csCfg, creditsystem.WithHTTPClient(fakeClient(reg, "creditsystem", creditsystem.OperationFromContext, s.csFake.Transport())))
 	}
 	return creditsystem.New(csCfg, creditsystem.WithHTTPClient(upstreamClient(reg, "creditsystem", creditsystem.OperationFromContext)))
 }
 
 // newERP builds the ERP client: against ERP_URL, or in development mode against an in-process
-// erptest fake on a loopback port.
+// erptest fake through its Transport.
 func (s *server) newERP(reg prometheus.Registerer) (*erp.Client, error) {
 	e := s.cfg.ERP
 	erpCfg := erp.Config{
@@ -194,10 +197,11 @@ func (s *server) newERP(reg prometheus.Registerer) (*erp.Client, error) {
 		APIKeyHeader: e.APIKeyHeader,
 	}
 	if s.cfg.ERPFake() {
-		s.erpFake = erptest.NewServer()
+		s.erpFake = erptest.NewFake()
 		s.closers = append(s.closers, s.erpFake.Close)
 		// The fake serves the default paths only.
-		erpCfg.BaseURL, erpCfg.LookupPath, erpCfg.ClientsPath, erpCfg.PaymentsPath = s.erpFake.URL, erp.DefaultLookupPath, erp.DefaultClientsPath, erp.DefaultPaymentsPath
+		erpCfg.BaseURL, erpCfg.LookupPath, erpCfg.ClientsPath, erpCfg.PaymentsPath = erptest.MockURL, erp.DefaultLookupPath, erp.DefaultClientsPath, erp.DefaultPaymentsPath
+		return erp.New(erpCfg, erp.WithHTTPClient(fakeClient(reg, "erp", erp.OperationFromContext, s.erpFake.Transport())))
 	}
 	return erp.New(erpCfg, erp.WithHTTPClient(upstreamClient(reg, "erp", erp.OperationFromContext)))
 }
@@ -210,6 +214,11 @@ func upstreamClient(reg prometheus.Registerer, upstream string, op func(context.
 	base.MaxIdleConnsPerHost = 32
 	base.IdleConnTimeout = 90 * time.Second
 	return &http.Client{Transport: metrics.Transport(base, upstream, metrics.OperationFrom(op), reg)}
+}
+
+// fakeClient is the HTTP client of an upstream's in-process fake, recorded like upstreamClient.
+func fakeClient(reg prometheus.Registerer, upstream string, op func(context.Context) (string, bool), fake http.RoundTripper) *http.Client {
+	return &http.Client{Transport: metrics.Transport(fake, upstream, metrics.OperationFrom(op), reg)}
 }
 
 // serve answers HTTP on ln, and reverses the authorizations granted but not recorded every
@@ -283,10 +292,10 @@ func (p *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 func (s *server) logStart(addr net.Addr) {
 	s.log.Info("starting", "config", s.cfg)
 	if s.csFake != nil {
-		s.log.Warn("development: the creditsystem is the built-in fake (creditsystemtest); magic amounts in the README", "url", s.csFake.URL)
+		s.log.Warn("development: the creditsystem is the built-in fake (creditsystemtest), in process, no network; magic amounts in the README")
 	}
 	if s.erpFake != nil {
-		s.log.Warn("development: the ERP is the built-in fake (erptest)", "url", s.erpFake.URL)
+		s.log.Warn("development: the ERP is the built-in fake (erptest), in process, no network")
 	}
 	token := ""
 	if s.cfg.Development() {
