@@ -185,21 +185,28 @@ func TestCallStatus(t *testing.T) {
 	}
 }
 
-// TestSettlementOneStatementOnPostgres: on PostgreSQL, UpdateHeld writes a settlement (the
-// record's compare-and-set, the carrier call's audit row, the notification job) as one
-// statement, once River has inserted the first job of its kind; its rows are those the
-// transaction writes.
-func TestSettlementOneStatementOnPostgres(t *testing.T) {
+// countedStore is a Store on PostgreSQL whose statements faults records and counts, and the env
+// of the same database.
+func countedStore(t *testing.T) (*env, *storagetest.Faults, *Store, *counts) {
+	t.Helper()
 	tg := storagetest.Postgres(t)
 	e := newEnv(t, tg, Config{})
-	var faults storagetest.Faults
+	faults := &storagetest.Faults{}
 	db := faults.Open(t, tg)
 	q, err := jobs.New(db, nil, jobs.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obs := newCounts()
-	store := NewStore(db, q, WithObserver(obs))
+	return e, faults, NewStore(db, q, WithObserver(obs)), obs
+}
+
+// TestSettlementOneStatementOnPostgres: on PostgreSQL, UpdateHeld writes a settlement (the
+// record's compare-and-set, the carrier call's audit row, the notification job) as one
+// statement, once River has inserted the first job of its kind; its rows are those the
+// transaction writes.
+func TestSettlementOneStatementOnPostgres(t *testing.T) {
+	e, faults, store, obs := countedStore(t)
 	ctx := t.Context()
 	now := dbTime(time.Now())
 
@@ -273,7 +280,7 @@ func TestSettlementOneStatementOnPostgres(t *testing.T) {
 		t.Errorf("audit row by the transaction %+v\nby one statement %+v", callsA[0], callsB[0])
 	}
 	var nullDiagnostic bool
-	if err := tg.DB.NewSelect().TableExpr("topup_carrier_calls").ColumnExpr("diagnostic IS NULL").
+	if err := e.db.NewSelect().TableExpr("topup_carrier_calls").ColumnExpr("diagnostic IS NULL").
 		Where("transaction_id = ?", second.ID.String()).Scan(ctx, &nullDiagnostic); err != nil || !nullDiagnostic {
 		t.Errorf("empty diagnostic stored as NULL: %v, %v", nullDiagnostic, err)
 	}
@@ -300,16 +307,7 @@ func TestSettlementOneStatementOnPostgres(t *testing.T) {
 // compare-and-set finds the record moved writes neither the audit row nor the job; the locked
 // fallback then decides on the record as stored and settles it once.
 func TestStaleSettlementWritesNothing(t *testing.T) {
-	tg := storagetest.Postgres(t)
-	e := newEnv(t, tg, Config{})
-	var faults storagetest.Faults
-	db := faults.Open(t, tg)
-	q, err := jobs.New(db, nil, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs := newCounts()
-	store := NewStore(db, q, WithObserver(obs))
+	e, faults, store, obs := countedStore(t)
 	ctx := t.Context()
 	now := dbTime(time.Now())
 	pending := func() *Transaction {
@@ -365,7 +363,7 @@ func TestStaleSettlementWritesNothing(t *testing.T) {
 	// nothing at all is written.
 	seen, failAgain = nil, true
 	faults.Record()
-	_, err = store.UpdateHeld(ctx, held, settle)
+	_, err := store.UpdateHeld(ctx, held, settle)
 	statements := faults.Recorded()
 	if !errors.Is(err, boom) || len(seen) != 2 {
 		t.Fatalf("stale copy, failing fallback: %v, fn saw %v; want boom from the second run", err, seen)
