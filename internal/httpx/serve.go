@@ -48,6 +48,9 @@ func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, grace t
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	shutdownErr := app.ShutdownWithContext(shutdownCtx)
+	// A stop that came before the server registered ln (SIGTERM during start-up) is not seen by
+	// fasthttp's Shutdown; closing ln ends its Serve either way.
+	_ = ln.Close()
 	serveErr := <-done
 	if shutdownErr != nil {
 		return shutdownErr

@@ -131,3 +131,21 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		t.Fatal("Serve did not stop on SIGTERM")
 	}
 }
+
+// A stop that comes before the server has started (SIGTERM during start-up) must still end
+// Serve: fasthttp's Shutdown does nothing to a server that has not registered its listener yet.
+func TestServeStopsWhenStoppedBeforeStart(t *testing.T) {
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		s := serve(t, ctx, time.Second)
+		select {
+		case err := <-s.errc:
+			if err != nil {
+				t.Fatalf("run %d: Serve = %v, want nil", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d: Serve still running 5 s after a stop that came before it started", i)
+		}
+	}
+}
