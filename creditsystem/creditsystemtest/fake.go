@@ -184,6 +184,12 @@ func (f *Fake) LastRequest(op string) (Request, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.last[op]
+	if ok && r.Fields == nil {
+		// Flattened here, not on every call: the development service runs the fake in its
+		// process under load, and only tests read the members.
+		r.Fields, r.Lists = flatten(r.Body)
+		f.last[op] = r
+	}
 	return r, ok
 }
 
@@ -236,10 +242,9 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		drop(w)
 		return
 	}
-	fields, lists := flatten(body)
 	f.mu.Lock()
 	f.calls[op]++
-	f.last[op] = Request{Operation: op, SOAPAction: action, Header: r.Header.Clone(), Fields: fields, Lists: lists, Body: body}
+	f.last[op] = Request{Operation: op, SOAPAction: action, Header: r.Header.Clone(), Body: body}
 	react := Process()
 	if q := f.scripts[op]; len(q) > 0 {
 		react, f.scripts[op] = q[0], q[1:]

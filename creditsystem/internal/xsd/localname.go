@@ -25,7 +25,36 @@ func DecodeByLocalName(d *xml.Decoder, v any, start xml.StartElement) error {
 		return errors.New("xsd: DecodeByLocalName needs a pointer")
 	}
 	r := &localNames{d: d, first: xml.CopyToken(start).(xml.StartElement), top: membersOf(t.Elem())}
-	return xml.NewTokenDecoder(r).Decode(v)
+	return decodeCounted(r, v)
+}
+
+// decoding maps the decoders of DecodeByLocalName calls and of Ptr replays in progress to
+// their readers, so that a Ptr decoded by one tells an element without children from a value
+// by the reader's count of start elements instead of replaying its tokens through one more
+// decoder.
+var decoding sync.Map // *xml.Decoder -> startCounter
+
+// startCounter is a token reader that counts the start elements it has read.
+type startCounter interface{ startsRead() int }
+
+// decodeCounted decodes r's tokens into v through a decoder registered in decoding.
+func decodeCounted(r interface {
+	xml.TokenReader
+	startCounter
+}, v any) error {
+	dec := xml.NewTokenDecoder(r)
+	decoding.Store(dec, r)
+	defer decoding.Delete(dec)
+	return dec.Decode(v)
+}
+
+// counterOf returns the reader behind d if d is one of the decoders of decoding.
+func counterOf(d *xml.Decoder) (startCounter, bool) {
+	r, ok := decoding.Load(d)
+	if !ok {
+		return nil, false
+	}
+	return r.(startCounter), true
 }
 
 // localNames is the xml.TokenReader behind DecodeByLocalName: it replays start, then reads d
@@ -37,6 +66,7 @@ type localNames struct {
 	done    bool
 	top     members
 	stack   []frame
+	starts  int // start elements read so far, the first included
 }
 
 type frame struct {
@@ -44,12 +74,15 @@ type frame struct {
 	members members  // of the element's type; nil for a simple type or an unknown element
 }
 
+func (r *localNames) startsRead() int { return r.starts }
+
 func (r *localNames) Token() (xml.Token, error) {
 	if r.done {
 		return nil, io.EOF
 	}
 	if !r.started {
 		r.started = true
+		r.starts++
 		r.stack = append(r.stack, frame{name: r.first.Name, members: r.top})
 		return r.first, nil
 	}
@@ -62,6 +95,7 @@ func (r *localNames) Token() (xml.Token, error) {
 	}
 	switch t := tok.(type) {
 	case xml.StartElement:
+		r.starts++
 		parent := r.stack[len(r.stack)-1].members
 		m, known := parent[t.Name.Local]
 		if known && m.space != "" {

@@ -425,6 +425,19 @@ func (p *Ptr[T]) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
 	if isNil(start) {
 		return d.Skip()
 	}
+	if r, ok := counterOf(d); ok {
+		// Under DecodeByLocalName or another Ptr: decode in place and count the child
+		// elements read.
+		v := new(T)
+		before := r.startsRead()
+		if err := d.DecodeElement(v, &start); err != nil {
+			return err
+		}
+		if r.startsRead() > before {
+			p.V = v
+		}
+		return nil
+	}
 	for {
 		tok, err := d.Token()
 		if err != nil {
@@ -437,7 +450,7 @@ func (p *Ptr[T]) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
 			// The first child is already read: replay start and it in front of the rest.
 			v := new(T)
 			r := &replay{toks: []xml.Token{start.Copy(), t.Copy()}, d: d}
-			if err := xml.NewTokenDecoder(r).Decode(v); err != nil {
+			if err := decodeCounted(r, v); err != nil {
 				return err
 			}
 			p.V = v
@@ -450,10 +463,13 @@ func (p *Ptr[T]) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
 
 // replay yields toks and then the tokens of d up to the end element that closes toks[0].
 type replay struct {
-	toks  []xml.Token
-	d     *xml.Decoder
-	depth int
+	toks   []xml.Token
+	d      *xml.Decoder
+	depth  int
+	starts int
 }
+
+func (r *replay) startsRead() int { return r.starts }
 
 func (r *replay) Token() (xml.Token, error) {
 	var tok xml.Token
@@ -475,6 +491,7 @@ func (r *replay) Token() (xml.Token, error) {
 	switch t := tok.(type) {
 	case xml.StartElement:
 		r.depth++
+		r.starts++
 	case xml.EndElement:
 		r.depth--
 	case xml.CharData:

@@ -18,6 +18,11 @@ type doc struct {
 	P  Ptr[struct {
 		X String `xml:"x"`
 	}] `xml:"p"`
+	N Ptr[struct {
+		P Ptr[struct {
+			X String `xml:"x"`
+		}] `xml:"p"`
+	}] `xml:"n"`
 }
 
 const xsi = `xmlns:i="http://www.w3.org/2001/XMLSchema-instance"`
@@ -46,6 +51,16 @@ func TestDecode(t *testing.T) {
 				t.Error("P = nil, want a value")
 			}
 		}},
+		{"nested: inner empty", `<r><n><p/></n></r>`, func(t *testing.T, d doc) {
+			if d.N.V == nil || d.N.V.P.V != nil {
+				t.Errorf("N = %+v, want a value with a nil P", d.N.V)
+			}
+		}},
+		{"nested: inner value", `<r><n> <p><x>1</x></p></n></r>`, func(t *testing.T, d doc) {
+			if d.N.V == nil || d.N.V.P.V == nil || d.N.V.P.V.X.Value != "1" {
+				t.Errorf("N = %+v, want a value holding P", d.N.V)
+			}
+		}},
 		{"DateTime.MinValue", `<r><dt>0001-01-01T00:00:00</dt></r>`, allNil},
 		{"date with zone", `<r><dt>2025-03-10T23:59:59.1234567-05:00</dt></r>`, func(t *testing.T, d doc) {
 			if d.Dt.String() != "2025-03-10" {
@@ -58,20 +73,31 @@ func TestDecode(t *testing.T) {
 			}
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var d doc
-			if err := xml.Unmarshal([]byte(tc.body), &d); err != nil {
-				t.Fatal(err)
-			}
-			tc.check(t, d)
-		})
+	// Ptr decides emptiness in two ways: replaying the tokens (any decoder) or counting the
+	// child elements read (under DecodeByLocalName); both must agree.
+	decoders := []struct {
+		name   string
+		decode func(body string, v any) error
+	}{
+		{"xml.Unmarshal", func(body string, v any) error { return xml.Unmarshal([]byte(body), v) }},
+		{"DecodeByLocalName", decodeLocal},
+	}
+	for _, dec := range decoders {
+		for _, tc := range cases {
+			t.Run(dec.name+"/"+tc.name, func(t *testing.T) {
+				var d doc
+				if err := dec.decode(tc.body, &d); err != nil {
+					t.Fatal(err)
+				}
+				tc.check(t, d)
+			})
+		}
 	}
 }
 
 func allNil(t *testing.T, d doc) {
 	t.Helper()
-	if d.S.Ptr() != nil || d.D.Ptr() != nil || d.I.Valid || d.Dt.Valid || d.P.V != nil {
+	if d.S.Ptr() != nil || d.D.Ptr() != nil || d.I.Valid || d.Dt.Valid || d.P.V != nil || d.N.V != nil {
 		t.Errorf("not all nil: %+v", d)
 	}
 }
