@@ -115,10 +115,18 @@ type UnrecordedError struct {
 	AutorizacionID  string
 	NumeroOperacion string
 	Operacion       string // the upstream operation, e.g. GrabarConsumo
-	Err             error
+	// Duplicate: the creditsystem granted an authorization id already recorded for another
+	// authorization. Nothing is reversed automatically (the id is the recorded one's too); the
+	// attempt keeps the answer for an operator.
+	Duplicate bool
+	Err       error
 }
 
 func (e *UnrecordedError) Error() string {
+	if e.Duplicate {
+		return fmt.Sprintf("the creditsystem granted authorization %s, an id already recorded for another authorization; it was not recorded and is not reversed automatically: do not use it, an operator must look at it",
+			e.AutorizacionID)
+	}
 	if e.Operacion == UpstreamGrabarAutorizacion {
 		return fmt.Sprintf("the creditsystem granted authorization %s but it could not be recorded; it is reversed automatically, do not use it", e.AutorizacionID)
 	}

@@ -271,10 +271,8 @@ func (s *Service) Autorizar(ctx context.Context, in AutorizacionInput) (*Consumo
 	}
 	s.log.ErrorContext(ctx, "creditsystem granted an authorization that could not be recorded",
 		"autorizacion_id", c.AutorizacionID, "attempt_id", intento.ID, "request_id", intento.RequestID, "error", err)
-	if duplicada {
-		return nil, nil, err
-	}
-	return nil, nil, &UnrecordedError{AutorizacionID: c.AutorizacionID, NumeroOperacion: c.NumeroOperacion, Operacion: UpstreamGrabarAutorizacion, Err: err}
+	return nil, nil, &UnrecordedError{AutorizacionID: c.AutorizacionID, NumeroOperacion: c.NumeroOperacion,
+		Operacion: UpstreamGrabarAutorizacion, Duplicate: duplicada, Err: err}
 }
 
 // RegistrarOTP stores the customer's OTP: AUTORIZADO -> OTP_RECIBIDO, no upstream call. The OTP

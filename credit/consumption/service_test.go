@@ -214,8 +214,11 @@ func TestUnrecordedAuthorizationKeepsItsAudit(t *testing.T) {
 		restarted := creditsystemtest.NewServer()
 		t.Cleanup(restarted.Close)
 		s := newTestConsumos(t, tg, fakeConfig(t, restarted, 2*time.Second))
-		if _, _, err := s.Autorizar(WithRequestID(t.Context(), "req-dup"), autorizacionInput("100.00")); err == nil {
-			t.Fatalf("a second record for %s was stored", c.AutorizacionID)
+		_, _, err = s.Autorizar(WithRequestID(t.Context(), "req-dup"), autorizacionInput("100.00"))
+		var unrecorded *UnrecordedError
+		if !errors.As(err, &unrecorded) || !unrecorded.Duplicate || unrecorded.AutorizacionID != c.AutorizacionID ||
+			unrecorded.NumeroOperacion == "" || !errors.Is(err, ErrNotRecorded) {
+			t.Fatalf("err = %v, want an UnrecordedError naming the duplicate %s", err, c.AutorizacionID)
 		}
 		var in []Intento
 		if err := tg.DB.NewSelect().Model(&in).Where("request_id = ?", "req-dup").Scan(t.Context()); err != nil {

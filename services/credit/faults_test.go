@@ -121,6 +121,32 @@ func TestMoneyMovingWritesThatFail(t *testing.T) {
 	}
 }
 
+// TestDuplicateGrantNamesTheIDs: the creditsystem grants an authorization id the service has
+// already recorded (here a second fake numbering from 1 again over the same database). Nothing is
+// recorded and nothing is reversed automatically (the id is the recorded authorization's too),
+// and the answer still carries the ids the creditsystem gave, not a bare 500.
+func TestDuplicateGrantNamesTheIDs(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		id := newTestEnv(t, tg).autorizar()
+		again := newTestEnv(t, tg)
+		m := expectError(t, again.consumo("autorizacion", autorizacionBody("300.00")), http.StatusInternalServerError)
+		msg, _ := m["message"].(string)
+		if m["autorizacion_id"] != id || m["numero_operacion"] == nil || m["operation"] != consumption.UpstreamGrabarAutorizacion ||
+			!strings.Contains(msg, id) || !strings.Contains(msg, "operator") {
+			t.Fatalf("answer to a duplicate grant: %v; want the ids and what happens next", m)
+		}
+		if _, err := again.srv.consumos.ReversarNoRegistradas(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := again.cs.Calls("GrabarReversoAutorizacion"); n != 0 {
+			t.Fatalf("the duplicate grant was reversed upstream %d times; the id is the recorded authorization's too", n)
+		}
+		if got := again.record(id); got.Estado != consumption.EstadoAutorizado {
+			t.Fatalf("the recorded authorization changed: %s", got.Estado)
+		}
+	})
+}
+
 // TestDeadProcessLeavesAnUnknownOutcome: a record held by an operation that started longer ago
 // than the creditsystem timeout belongs to a process that died during the call. It reads as held
 // with an unknown outcome (GET /consumo/:autorizacion_id), refuses new operations with the

@@ -164,11 +164,13 @@ func (s *server) newCreditsystem(reg prometheus.Registerer) (*creditsystem.Clien
 	}
 	if s.cfg.CreditsystemFake() {
 		// The fake forgets its authorizations at every start while ./data keeps them: number from
-		// the start time so a restarted development service never repeats an autorizacion_id.
+		// the start time in microseconds so a restarted development service never repeats an
+		// autorizacion_id (in seconds, a load test of a few thousand authorizations collided
+		// with the next start's numbers).
 		// Fixed credit lines: every non-magic card shows 5000.00 available however many
 		// authorizations a client or test suite makes on it (DESIGN.md, Fakes and magic values).
 		s.csFake = creditsystemtest.NewFake(
-			creditsystemtest.WithFirstAuthorization(int(time.Now().Unix())),
+			creditsystemtest.WithFirstAuthorization(int(time.Now().UnixMicro())),
 			creditsystemtest.WithFixedCreditLines(),
 		)
 		s.closers = append(s.closers, s.csFake.Close)
