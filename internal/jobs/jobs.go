@@ -73,6 +73,9 @@ type Queue struct {
 	maxAttempts int
 	// checked holds the kinds River itself has inserted once (InsertTx).
 	checked sync.Map
+	// sqliteInsert is insertRow's statement on SQLite, prepared once (nil if the table was
+	// missing when New ran): compiling it cost more than running it.
+	sqliteInsert *sql.Stmt
 }
 
 // New builds a Queue on db, which must be the *bun.DB returned by storage.Open (PostgreSQL or
@@ -120,7 +123,15 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return &Queue{db: db, client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}, nil
+	q := &Queue{db: db, client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}
+	if !q.postgres {
+		// Prepared here, before any transaction holds SQLite's one connection; a database not
+		// migrated yet keeps the unprepared statement.
+		if stmt, err := db.DB.PrepareContext(context.Background(), sqliteInsert); err == nil {
+			q.sqliteInsert = stmt
+		}
+	}
+	return q, nil
 }
 
 // driver picks River's database/sql driver for the engine behind db. Both take *sql.Tx, which
@@ -187,16 +198,23 @@ func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o 
 		// Arguments bound, not written into the text: pgx prepares the statement once per
 		// connection, and PostgreSQL does not parse and plan it again for every job.
 		_, err = tx.Tx.ExecContext(ctx, pgInsertBound, values...)
+	} else if q.sqliteInsert != nil {
+		// The statement prepared on the connection the transaction holds (database/sql reuses it
+		// there): SQLite compiles the INSERT, with river_job's constraints and indexes, once.
+		_, err = tx.Tx.StmtContext(ctx, q.sqliteInsert).ExecContext(ctx, values...)
 	} else {
-		// As River's SQLite driver: args a BLOB of JSON text, times from datetime('now', 'subsec').
-		_, err = tx.ExecContext(ctx, `INSERT INTO river_job (args, created_at, kind, max_attempts, priority, queue, scheduled_at, state)
-			VALUES (?, datetime('now', 'subsec'), ?, ?, ?, ?, datetime('now', 'subsec'), 'available')`, values...)
+		_, err = tx.Tx.ExecContext(ctx, sqliteInsert, values...)
 	}
 	if err != nil {
 		return fmt.Errorf("jobs: insert %s: %w", args.Kind(), err)
 	}
 	return nil
 }
+
+// sqliteInsert is insertRow's statement on SQLite, as River's SQLite driver writes the row: args a
+// BLOB of JSON text, times from datetime('now', 'subsec').
+const sqliteInsert = `INSERT INTO river_job (args, created_at, kind, max_attempts, priority, queue, scheduled_at, state)
+	VALUES (?, datetime('now', 'subsec'), ?, ?, ?, ?, datetime('now', 'subsec'), 'available')`
 
 // rowValues are the values of a job's row, in the order of the placeholders of insertRow's
 // statements and pgRowValues: the encoded args (JSON text on PostgreSQL, cast to jsonb by the

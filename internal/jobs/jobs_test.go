@@ -749,3 +749,26 @@ func TestBacklog(t *testing.T) {
 		}
 	})
 }
+
+// A Queue built before Migrate (its SQLite insert could not be prepared yet) still writes its
+// own rows, with the statement unprepared.
+func TestQueueBuiltBeforeMigrateInserts(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		q, err := jobs.New(tg.DB, nil, jobs.Config{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup(t, tg.DB)
+		for _, ref := range []string{"a", "b", "c"} { // the first through River, the others as own rows
+			err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+				return q.InsertTx(ctx, tx, routedArgs{Ref: ref}, nil)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := countRows(t, tg.DB, `SELECT count(*) FROM river_job WHERE kind = 'routed' AND state = 'available'`); n != 3 {
+			t.Fatalf("%d jobs, want 3", n)
+		}
+	})
+}
