@@ -197,7 +197,7 @@ func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notifica
 func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notification) (*Transaction, error) {
 	inserted := false
 	insertOnce := func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Exec(ctx)
+		res, err := db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Returning("NULL").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("topup: insert transaction: %w", err)
 		}
@@ -382,7 +382,7 @@ func (s *Store) save(ctx context.Context, tx bun.Tx, cur, next *Transaction, sna
 // the notification job.
 func (s *Store) settle(ctx context.Context, tx bun.Tx, st Settlement) error {
 	if st.Call != nil {
-		if _, err := tx.NewInsert().Model(st.Call).Exec(ctx); err != nil {
+		if _, err := tx.NewInsert().Model(st.Call).Returning("id").Exec(ctx); err != nil {
 			return fmt.Errorf("topup: record carrier call: %w", err)
 		}
 	}
@@ -403,7 +403,7 @@ func (s *Store) enqueue(ctx context.Context, tx bun.Tx, n *Notification) error {
 }
 
 func insert(ctx context.Context, db bun.IDB, t *Transaction) error {
-	if _, err := db.NewInsert().Model(t).Exec(ctx); err != nil {
+	if _, err := db.NewInsert().Model(t).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("topup: insert transaction: %w", err)
 	}
 	return nil
@@ -541,7 +541,7 @@ func takeThrottle(ctx context.Context, tx bun.Tx, userID, group string, limit in
 		wait := hits[len(hits)-limit].HitAt.Add(window).Sub(now)
 		return &ThrottleError{Limit: limit, Window: window, RetryAfter: max(wait, time.Second)}
 	}
-	if _, err := tx.NewInsert().Model(&throttleHit{UserID: userID, Group: group, HitAt: dbTime(now)}).Exec(ctx); err != nil {
+	if _, err := tx.NewInsert().Model(&throttleHit{UserID: userID, Group: group, HitAt: dbTime(now)}).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("topup: throttle: %w", err)
 	}
 	return nil
@@ -748,7 +748,7 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []RecipientDelivery) er
 		ds[i].At = dbTime(ds[i].At)
 	}
 	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error {
-		if _, err := db.NewInsert().Model(&ds).On("CONFLICT (job_id, recipient) DO NOTHING").Exec(ctx); err != nil {
+		if _, err := db.NewInsert().Model(&ds).On("CONFLICT (job_id, recipient) DO NOTHING").Returning("NULL").Exec(ctx); err != nil {
 			return fmt.Errorf("topup: record deliveries: %w", err)
 		}
 		return nil

@@ -185,6 +185,50 @@ func TestCallStatus(t *testing.T) {
 	}
 }
 
+// TestInsertsReadNothingBack: a top-up record is inserted without RETURNING. bun's default for
+// a model returns every nullable column (the raw XML and payload too), which PostgreSQL sends
+// back and SQLite compiles into a RETURNING trigger on every insert.
+func TestInsertsReadNothingBack(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		newEnv(t, tg, Config{}) // migrations
+		faults := &storagetest.Faults{}
+		db := faults.Open(t, tg)
+		q, err := jobs.New(db, nil, jobs.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := NewStore(db, q)
+		now := dbTime(time.Now())
+		rec := func(hash string) *Transaction {
+			return &Transaction{ID: mustV7(), ExternalTransactionID: carrier.NewExternalTransactionID(), Source: SourceWorkflowWebhook,
+				SubscriberID: "0991234567", OfferID: "31", Quantity: 1, Status: StatusPending, SourceXMLHash: hash,
+				RawRequestXML: "<invoice/>", SourcePayload: "{}", CreatedAt: now, UpdatedAt: now}
+		}
+		faults.Record()
+		if err := store.Insert(t.Context(), rec(""), nil); err != nil {
+			t.Fatal(err)
+		}
+		if dup, err := store.InsertInvoice(t.Context(), rec("h1"), nil); err != nil || dup != nil {
+			t.Fatalf("InsertInvoice: %v, %v", dup, err)
+		}
+		if dup, err := store.InsertInvoice(t.Context(), rec("h1"), nil); err != nil || dup == nil {
+			t.Fatalf("InsertInvoice of a recorded hash: %v, %v; want the recorded one", dup, err)
+		}
+		inserts := 0
+		for _, q := range faults.Recorded() {
+			if strings.HasPrefix(q, `INSERT INTO "topup_transactions"`) {
+				inserts++
+				if strings.Contains(q, "RETURNING") {
+					t.Errorf("the insert reads columns back: %.200s", q)
+				}
+			}
+		}
+		if inserts != 3 {
+			t.Fatalf("%d inserts recorded, want 3", inserts)
+		}
+	})
+}
+
 // countedStore is a Store on PostgreSQL whose statements faults records and counts, and the env
 // of the same database.
 func countedStore(t *testing.T) (*env, *storagetest.Faults, *Store, *counts) {

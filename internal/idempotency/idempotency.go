@@ -144,7 +144,7 @@ func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string) (*Rec
 			return err
 		}
 		rec := &Record{Scope: scope, Key: key, Fingerprint: fingerprint, State: stateInFlight, CreatedAt: now, ExpiresAt: now.Add(s.ttl)}
-		res, err := tx.NewInsert().Model(rec).ModelTableExpr("?", bun.Ident(s.table)).On("CONFLICT (scope, key) DO NOTHING").Exec(ctx)
+		res, err := tx.NewInsert().Model(rec).ModelTableExpr("?", bun.Ident(s.table)).On("CONFLICT (scope, key) DO NOTHING").Returning("NULL").Exec(ctx)
 		if err != nil {
 			return err
 		}
