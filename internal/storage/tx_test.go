@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,6 +138,74 @@ func TestRunInTxGroupsSQLiteCommits(t *testing.T) {
 		t.Fatalf("%d rows + %d failed transactions, want %d", count, failed.Load(), n)
 	}
 	t.Logf("%d transactions in %d commits, largest group %d", n, groups.Load(), largest.Load())
+}
+
+// In a SQLite commit group, the failure of the group's first member (here B, then D) undoes its
+// rows only: the members after it commit, in the same group.
+func TestRunInTxFirstOfGroupFails(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	if _, err := storage.Migrate(t.Context(), tg.DB, "test_migrations", testMigrations); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var mu sync.Mutex
+	storage.OnGroupCommit(func(n int) { mu.Lock(); sizes = append(sizes, n); mu.Unlock() })
+	t.Cleanup(func() { storage.OnGroupCommit(nil) })
+
+	insert := func(code string, fail bool) func(ctx context.Context, tx bun.Tx) error {
+		return func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.NewInsert().Model(&item{Code: code, Estado: "NEW", CreatedAt: time.Now().UTC()}).Exec(ctx); err != nil {
+				return err
+			}
+			if fail {
+				return errRefused
+			}
+			return nil
+		}
+	}
+	// A holds the connection while B, C, D and E queue behind it, in that order.
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	run := func(code string, fn func(ctx context.Context, tx bun.Tx) error) {
+		wg.Go(func() {
+			err := storage.RunInTx(t.Context(), tg.DB, fn)
+			mu.Lock()
+			errs[code] = err
+			mu.Unlock()
+		})
+	}
+	run("A", func(ctx context.Context, tx bun.Tx) error {
+		close(started)
+		<-release
+		return insert("A", false)(ctx, tx)
+	})
+	<-started
+	for _, m := range []struct {
+		code string
+		fail bool
+	}{{"B", true}, {"C", false}, {"D", true}, {"E", false}} {
+		run(m.code, insert(m.code, m.fail))
+		time.Sleep(30 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+
+	var codes []string
+	if err := tg.DB.NewSelect().Model((*item)(nil)).Column("code").Order("code").Scan(t.Context(), &codes); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(codes, ","); got != "A,C,E" {
+		t.Errorf("rows %s, want A,C,E", got)
+	}
+	for code, want := range map[string]error{"A": nil, "B": errRefused, "C": nil, "D": errRefused, "E": nil} {
+		if !errors.Is(errs[code], want) || (want == nil && errs[code] != nil) {
+			t.Errorf("%s: err %v, want %v", code, errs[code], want)
+		}
+	}
+	if !slices.Equal(sizes, []int{1, 4}) {
+		t.Errorf("committed groups of %v, want [1 4] (A alone, then B to E)", sizes)
+	}
 }
 
 // A caller whose context ended while it waited for its turn gets the context's error, and its
