@@ -266,7 +266,10 @@ func TestSyncERPFailuresRecordNothing(t *testing.T) {
 
 func TestConcurrentSyncsCallTheERPOnce(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		r := newRegistry(t, tg, 2*time.Second, erptest.WithSyncDelay(300*time.Millisecond))
+		// The first sync holds the ERP for 2 s, long enough that every other one, released
+		// together with it, meets its claim even on a loaded machine (with 300 ms a late
+		// goroutine could start after the first sync ended and rightly sync again).
+		r := newRegistry(t, tg, 5*time.Second, erptest.WithSyncDelay(2*time.Second))
 		c, err := r.Create(t.Context(), clients.SourceDashboard, fields(t, `{"codigo_empresa":"000598","nombre_cliente":"Ana","identificacion":"0707070707"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -274,13 +277,14 @@ func TestConcurrentSyncsCallTheERPOnce(t *testing.T) {
 		const n = 5
 		errs := make([]error, n)
 		var wg sync.WaitGroup
+		start := make(chan struct{})
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
+				<-start
 				_, errs[i] = r.SyncERP(t.Context(), fmt.Sprint(c.ID))
-			}()
+			})
 		}
+		close(start)
 		wg.Wait()
 		ok, busy := 0, 0
 		for _, err := range errs {
