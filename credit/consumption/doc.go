@@ -55,8 +55,10 @@
 // record is held as unknown, like a timeout. A granted authorization has no record to hold: its
 // attempt keeps the answer as "granted_unrecorded" and [Service.ReversarNoRegistradas] (the
 // service runs it every CREDIT_RECONCILE_INTERVAL) reverses it with GrabarReversoAutorizacion,
-// audited; a refused or unknown reversal is left to an operator. A timed-out authorization
-// creates no record either (the creditsystem never named it): its attempt carries the request
+// audited; a refused or unknown reversal is left to an operator. A grant of an autorizacion_id
+// already recorded (UnrecordedError.Duplicate) is neither recorded nor reversed (the id is the
+// recorded authorization's too): its attempt keeps the answer for an operator. A timed-out
+// authorization creates no record either (the creditsystem never named it): its attempt carries the request
 // id. Attempts that need a person are counted by [Store.Unknown] and, once the operator made the
 // creditsystem right, closed with [Service.Atender] (`credit settle`).
 //

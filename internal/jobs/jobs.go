@@ -125,11 +125,14 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 	}
 	q := &Queue{db: db, client: client, working: len(cfg.Queues) > 0, postgres: storage.IsPostgres(db), maxAttempts: rc.MaxAttempts}
 	if !q.postgres {
-		// Prepared here, before any transaction holds SQLite's one connection; a database not
-		// migrated yet keeps the unprepared statement.
-		if stmt, err := db.DB.PrepareContext(context.Background(), sqliteInsert); err == nil {
+		// Prepared here, before any transaction of this caller holds SQLite's one connection,
+		// and kept as long as db; a database not migrated yet (or a connection held elsewhere
+		// past the wait) keeps the unprepared statement.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if stmt, err := db.DB.PrepareContext(ctx, sqliteInsert); err == nil {
 			q.sqliteInsert = stmt
 		}
+		cancel()
 	}
 	return q, nil
 }
