@@ -382,7 +382,7 @@ func (s *Store) save(ctx context.Context, tx bun.Tx, cur, next *Transaction, sna
 // the notification job.
 func (s *Store) settle(ctx context.Context, tx bun.Tx, st Settlement) error {
 	if st.Call != nil {
-		if _, err := tx.NewInsert().Model(st.Call).Returning("id").Exec(ctx); err != nil {
+		if err := storage.InsertID(ctx, tx.NewInsert().Model(st.Call), &st.Call.ID); err != nil {
 			return fmt.Errorf("topup: record carrier call: %w", err)
 		}
 	}

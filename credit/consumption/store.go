@@ -148,7 +148,7 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 		return nil
 	}
 	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
+		if err := storage.InsertID(ctx, tx.NewInsert().Model(c), &c.ID); err != nil {
 			return insertAutorizadoError(c, err)
 		}
 		in.ConsumoID = c.ID
@@ -480,7 +480,7 @@ func save(ctx context.Context, db bun.IDB, prev int64, c *Consumo, snap storage.
 }
 
 func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	if _, err := db.NewInsert().Model(in).Returning("id").Exec(ctx); err != nil {
+	if err := storage.InsertID(ctx, db.NewInsert().Model(in), &in.ID); err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}
 	return nil
