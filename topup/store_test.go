@@ -190,14 +190,7 @@ func TestCallStatus(t *testing.T) {
 // back and SQLite compiles into a RETURNING trigger on every insert.
 func TestInsertsReadNothingBack(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		newEnv(t, tg, Config{}) // migrations
-		faults := &storagetest.Faults{}
-		db := faults.Open(t, tg)
-		q, err := jobs.New(db, nil, jobs.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		store := NewStore(db, q)
+		_, faults, store, _ := countedStore(t, tg)
 		now := dbTime(time.Now())
 		rec := func(hash string) *Transaction {
 			return &Transaction{ID: mustV7(), ExternalTransactionID: carrier.NewExternalTransactionID(), Source: SourceWorkflowWebhook,
@@ -229,11 +222,10 @@ func TestInsertsReadNothingBack(t *testing.T) {
 	})
 }
 
-// countedStore is a Store on PostgreSQL whose statements faults records and counts, and the env
-// of the same database.
-func countedStore(t *testing.T) (*env, *storagetest.Faults, *Store, *counts) {
+// countedStore is a Store on tg whose statements faults records and counts, and the env of the
+// same database.
+func countedStore(t *testing.T, tg storagetest.Target) (*env, *storagetest.Faults, *Store, *counts) {
 	t.Helper()
-	tg := storagetest.Postgres(t)
 	e := newEnv(t, tg, Config{})
 	faults := &storagetest.Faults{}
 	db := faults.Open(t, tg)
@@ -250,7 +242,7 @@ func countedStore(t *testing.T) (*env, *storagetest.Faults, *Store, *counts) {
 // statement, once River has inserted the first job of its kind; its rows are those the
 // transaction writes.
 func TestSettlementOneStatementOnPostgres(t *testing.T) {
-	e, faults, store, obs := countedStore(t)
+	e, faults, store, obs := countedStore(t, storagetest.Postgres(t))
 	ctx := t.Context()
 	now := dbTime(time.Now())
 
@@ -351,7 +343,7 @@ func TestSettlementOneStatementOnPostgres(t *testing.T) {
 // compare-and-set finds the record moved writes neither the audit row nor the job; the locked
 // fallback then decides on the record as stored and settles it once.
 func TestStaleSettlementWritesNothing(t *testing.T) {
-	e, faults, store, obs := countedStore(t)
+	e, faults, store, obs := countedStore(t, storagetest.Postgres(t))
 	ctx := t.Context()
 	now := dbTime(time.Now())
 	pending := func() *Transaction {

@@ -67,8 +67,8 @@ func under(path string, roots ...string) bool {
 
 // isFake reports whether path is an SDK's fake (creditsystemtest, carriertest, erptest).
 func isFake(path string) bool {
-	r := rel(path)
-	return strings.Count(r, "/") == 1 && strings.HasSuffix(r, "test") && strings.HasPrefix(r[strings.Index(r, "/")+1:], r[:strings.Index(r, "/")])
+	sdk, pkg, ok := strings.Cut(rel(path), "/")
+	return ok && pkg == sdk+"test"
 }
 
 // TestImportRules: what may import what (docs/architecture.md).

@@ -73,9 +73,9 @@ type Queue struct {
 	maxAttempts int
 	// checked holds the kinds River itself has inserted once (InsertTx).
 	checked sync.Map
-	// sqliteInsert is insertRow's statement on SQLite, prepared once (nil if the table was
-	// missing when New ran): compiling it cost more than running it.
-	sqliteInsert *sql.Stmt
+	// sqliteStmt is sqliteInsert prepared once (nil if the table was missing when New ran):
+	// compiling it cost more than running it.
+	sqliteStmt *sql.Stmt
 }
 
 // New builds a Queue on db, which must be the *bun.DB returned by storage.Open (PostgreSQL or
@@ -130,7 +130,7 @@ func New(db *bun.DB, workers *river.Workers, cfg Config) (*Queue, error) {
 		// past the wait) keeps the unprepared statement.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if stmt, err := db.DB.PrepareContext(ctx, sqliteInsert); err == nil {
-			q.sqliteInsert = stmt
+			q.sqliteStmt = stmt
 		}
 		cancel()
 	}
@@ -201,10 +201,10 @@ func (q *Queue) insertRow(ctx context.Context, tx bun.Tx, args river.JobArgs, o 
 		// Arguments bound, not written into the text: pgx prepares the statement once per
 		// connection, and PostgreSQL does not parse and plan it again for every job.
 		_, err = tx.Tx.ExecContext(ctx, pgInsertBound, values...)
-	} else if q.sqliteInsert != nil {
+	} else if q.sqliteStmt != nil {
 		// The statement prepared on the connection the transaction holds (database/sql reuses it
 		// there): SQLite compiles the INSERT, with river_job's constraints and indexes, once.
-		_, err = tx.Tx.StmtContext(ctx, q.sqliteInsert).ExecContext(ctx, values...)
+		_, err = tx.Tx.StmtContext(ctx, q.sqliteStmt).ExecContext(ctx, values...)
 	} else {
 		_, err = tx.Tx.ExecContext(ctx, sqliteInsert, values...)
 	}
