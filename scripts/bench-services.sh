@@ -11,6 +11,7 @@
 #                 creates and drops perf_floor, perf_credit and perf_topup on it
 #   RUNS          runs per engine (default 3); MODES, CONCURRENCY, D, WARMUP as run-floor.sh
 #   OUT           where the JSON lines go (default ./bench-out)
+#   SERVICE_ENV   extra NAME=VALUE words for both services only (e.g. GOGC=200), not the floor
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,7 +57,8 @@ start() {
   local t0 t1 pid i rss
   t0=$(date +%s%N)
   # In the work directory: the development e-mails (./data/outbox) stay out of the checkout.
-  (cd "$work" && exec env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" "$@" \
+  # shellcheck disable=SC2086 # SERVICE_ENV is a list of words
+  (cd "$work" && exec env PORT="$port" APP_ENV=development DATABASE_URL="$dsn" "$@" ${SERVICE_ENV:-} \
     "$work/bin/$name") >"$work/$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")
@@ -101,12 +103,17 @@ cat "$OUT"/*.jsonl | jq -s -r '
   def median: sort | if length == 0 then null else .[(length - 1) / 2 | floor] end;
   def r2: . * 100 | round / 100;
   [.[] | select(.label) | .engine = (if (.label | startswith("floor")) then (.label | split("/")[1]) else null end)] as $runs
-  | "| engine | mode | c | floor rate/s | service rate/s | rate ratio | floor p50 ms | service p50 ms | p50 ratio | service p99/p50 |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+  # The credit flow also gives p99/p50 per flow and of its worst step (per request, the three
+  # steps of different cost make one distribution with two humps).
+  | def steps: if .step_latency_ms then [.step_latency_ms[] | .p99 / .p50] | max else null end;
+    def flow: if .flow_latency_ms then .flow_latency_ms.p99 / .flow_latency_ms.p50 else null end;
+    def col(f): map(.s | f) | if any(. == null) then "-" else median | r2 | tostring end;
+    "| engine | mode | c | floor rate/s | service rate/s | rate ratio | floor p50 ms | service p50 ms | p50 ratio | service p99/p50 | per flow | worst step |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ( [range(0; $runs | length)] | map(select($runs[.].engine != null and ($runs[. + 1].label // "") == "service"))
       | map({engine: $runs[.].engine, mode: $runs[.].mode, c: $runs[.].c, f: $runs[.], s: $runs[. + 1]})
       | group_by([.engine, .mode, .c])[]
-      | "| \(.[0].engine) | \(.[0].mode) | \(.[0].c) | \(map(.f.rate) | median | round) | \(map(.s.rate) | median | round) | \(map(.s.rate / .f.rate) | median | r2) | \(map(.f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50 / .f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p99 / .s.latency_ms.p50) | median | r2) |" ),
+      | "| \(.[0].engine) | \(.[0].mode) | \(.[0].c) | \(map(.f.rate) | median | round) | \(map(.s.rate) | median | round) | \(map(.s.rate / .f.rate) | median | r2) | \(map(.f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50 / .f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p99 / .s.latency_ms.p50) | median | r2) | \(col(flow)) | \(col(steps)) |" ),
     "",
     "| service | engine | start to /up ms | idle RSS MB |",
     "|---|---|---|---|",
