@@ -104,16 +104,16 @@ cat "$OUT"/*.jsonl | jq -s -r '
   def r2: . * 100 | round / 100;
   [.[] | select(.label) | .engine = (if (.label | startswith("floor")) then (.label | split("/")[1]) else null end)] as $runs
   # The credit flow also gives p99/p50 per flow and of its worst step (per request, the three
-  # steps of different cost make one distribution with two humps).
+  # steps of different cost make one distribution with two humps); the last column is p99/p50 of the floor program.
   | def steps: if .step_latency_ms then [.step_latency_ms[] | .p99 / .p50] | max else null end;
     def flow: if .flow_latency_ms then .flow_latency_ms.p99 / .flow_latency_ms.p50 else null end;
     def col(f): map(.s | f) | if any(. == null) then "-" else median | r2 | tostring end;
-    "| engine | mode | c | floor rate/s | service rate/s | rate ratio | floor p50 ms | service p50 ms | p50 ratio | service p99/p50 | per flow | worst step |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| engine | mode | c | floor rate/s | service rate/s | rate ratio | floor p50 ms | service p50 ms | p50 ratio | service p99/p50 | per flow | worst step | floor p99/p50 |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ( [range(0; $runs | length)] | map(select($runs[.].engine != null and ($runs[. + 1].label // "") == "service"))
       | map({engine: $runs[.].engine, mode: $runs[.].mode, c: $runs[.].c, f: $runs[.], s: $runs[. + 1]})
       | group_by([.engine, .mode, .c])[]
-      | "| \(.[0].engine) | \(.[0].mode) | \(.[0].c) | \(map(.f.rate) | median | round) | \(map(.s.rate) | median | round) | \(map(.s.rate / .f.rate) | median | r2) | \(map(.f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50 / .f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p99 / .s.latency_ms.p50) | median | r2) | \(col(flow)) | \(col(steps)) |" ),
+      | "| \(.[0].engine) | \(.[0].mode) | \(.[0].c) | \(map(.f.rate) | median | round) | \(map(.s.rate) | median | round) | \(map(.s.rate / .f.rate) | median | r2) | \(map(.f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p50 / .f.latency_ms.p50) | median | r2) | \(map(.s.latency_ms.p99 / .s.latency_ms.p50) | median | r2) | \(col(flow)) | \(col(steps)) | \(map(.f.latency_ms.p99 / .f.latency_ms.p50) | median | r2) |" ),
     "",
     "| service | engine | start to /up ms | idle RSS MB |",
     "|---|---|---|---|",
