@@ -104,7 +104,8 @@ cat "$OUT"/*.jsonl | jq -s -r '
   def r2: . * 100 | round / 100;
   [.[] | select(.label) | .engine = (if (.label | startswith("floor")) then (.label | split("/")[1]) else null end)] as $runs
   # The credit flow also gives p99/p50 per flow and of its worst step (per request, the three
-  # steps of different cost make one distribution with two humps); the last column is p99/p50 of the floor program.
+  # steps of different cost make one distribution with two humps); the last column is p99/p50
+  # of the floor program.
   | def steps: if .step_latency_ms then [.step_latency_ms[] | .p99 / .p50] | max else null end;
     def flow: if .flow_latency_ms then .flow_latency_ms.p99 / .flow_latency_ms.p50 else null end;
     def col(f): map(.s | f) | if any(. == null) then "-" else median | r2 | tostring end;
