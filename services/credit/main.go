@@ -97,6 +97,7 @@ import (
 )
 
 func main() {
+	httpx.TuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {

@@ -23,6 +23,7 @@ import (
 )
 
 func main() {
+	httpx.TuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	err := run(ctx, os.Args[1:])
 	stop()
