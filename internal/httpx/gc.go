@@ -7,12 +7,9 @@ import "runtime/debug"
 const GCPercent = 400
 
 // TuneGC sets GCPercent unless getenv("GOGC") is set: the runtime has then read the operator's
-// value, which wins (as does a GOMEMLIMIT, which the runtime enforces whatever the target). It
-// reports whether it set the target.
-func TuneGC(getenv func(string) string) bool {
-	if getenv("GOGC") != "" {
-		return false
+// value, which wins.
+func TuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
 	}
-	debug.SetGCPercent(GCPercent)
-	return true
 }
