@@ -58,9 +58,9 @@
 // audited; a refused or unknown reversal is left to an operator. A grant of an autorizacion_id
 // already recorded (UnrecordedError.Duplicate) is neither recorded nor reversed (the id is the
 // recorded authorization's too): its attempt keeps the answer for an operator. A timed-out
-// authorization creates no record either (the creditsystem never named it): its attempt carries the request
-// id. Attempts that need a person are counted by [Store.Unknown] and, once the operator made the
-// creditsystem right, closed with [Service.Atender] (`credit settle`).
+// authorization creates no record either (the creditsystem never named it): its attempt
+// carries the request id. Attempts that need a person are counted by [Store.Unknown] and, once
+// the operator made the creditsystem right, closed with [Service.Atender] (`credit settle`).
 //
 // Stored values: source_system is always PLATFORM; codigo_empresa is the caller's, while the
 // creditsystem always receives the configured company code. The customer's OTP, registered at

@@ -78,6 +78,7 @@
 // waits up to [DefaultShutdownGrace] (35 s, above the 30 s upstream timeouts) for in-flight
 // requests; [ServeListener] takes the listener and grace period explicitly, and logs when the
 // drain starts. [LogListening] writes a service's one "listening" line once it has bound.
+// [TuneGC], called first in each service's main, sets the garbage collector's target.
 //
 // The app is Immutable: strings from the request (params, headers, body) stay valid after the
 // handler returns.
