@@ -1,4 +1,31 @@
 package storage
 
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
 // OnGroupCommit, when set, is told the size of each group the SQLite committer commits.
 func OnGroupCommit(f func(n int)) { groupCommitted = f }
+
+// CachedStatements is the number of statements the SQLite connection of db keeps compiled.
+func CachedStatements(db *sql.DB) (n int, err error) {
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stmtCacheConn)
+		if !ok {
+			return fmt.Errorf("driver connection %T, want *stmtCacheConn", dc)
+		}
+		n = len(c.stmts)
+		return nil
+	})
+	return n, err
+}
+
+// MaxCachedStatements is the bound of that cache.
+const MaxCachedStatements = maxCachedStatements

@@ -75,7 +75,11 @@ var sqliteDriver = func() driver.Driver {
 type sqliteConnector struct{ dsn string }
 
 func (c sqliteConnector) Connect(context.Context) (driver.Conn, error) {
-	return sqliteDriver.Open(c.dsn)
+	conn, err := sqliteDriver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return newStmtCacheConn(conn), nil
 }
 func (c sqliteConnector) Driver() driver.Driver { return sqliteDriver }
 

@@ -1,0 +1,149 @@
+package storage
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+)
+
+// maxCachedStatements bounds stmtCacheConn's cache: past it, a new statement text runs
+// uncached, as before. The services and River have a few dozen statements with arguments.
+const maxCachedStatements = 256
+
+// sqliteConn is what database/sql uses of modernc.org/sqlite's connection.
+type sqliteConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+}
+
+// stmtCacheConn keeps each statement that comes with arguments (River's, the job insert,
+// migrations' look-ups) compiled on the SQLite connection, keyed by its text. modernc's
+// connection compiles such a statement at every execution; River completes each job with one
+// UPDATE ... RETURNING (riversqlite has no batch form), and compiling it was most of the time a
+// completion held the one connection. bun writes its arguments into the SQL text, so its
+// statements arrive without arguments and are not cached (each text is new).
+//
+// A cached statement in use (its rows still open) is not shared: the second caller runs
+// uncached. database/sql uses a connection from one goroutine at a time.
+type stmtCacheConn struct {
+	sqliteConn
+	stmts map[string]*cachedStmt
+}
+
+type cachedStmt struct {
+	stmt interface {
+		driver.Stmt
+		driver.StmtExecContext
+		driver.StmtQueryContext
+	}
+	busy bool
+}
+
+func newStmtCacheConn(c driver.Conn) driver.Conn {
+	sc, ok := c.(sqliteConn)
+	if !ok {
+		return c
+	}
+	return &stmtCacheConn{sqliteConn: sc, stmts: make(map[string]*cachedStmt)}
+}
+
+// take returns the cached statement of query, compiling it on first use, or nil when it is in
+// use, the cache is full, or the connection cannot prepare it (the uncached path then runs it
+// and reports any error).
+func (c *stmtCacheConn) take(ctx context.Context, query string) *cachedStmt {
+	if s, ok := c.stmts[query]; ok {
+		if s.busy {
+			return nil
+		}
+		s.busy = true
+		return s
+	}
+	if len(c.stmts) >= maxCachedStatements {
+		return nil
+	}
+	ds, err := c.sqliteConn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	st, ok := ds.(interface {
+		driver.Stmt
+		driver.StmtExecContext
+		driver.StmtQueryContext
+	})
+	if !ok {
+		_ = ds.Close()
+		return nil
+	}
+	s := &cachedStmt{stmt: st, busy: true}
+	c.stmts[query] = s
+	return s
+}
+
+func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) > 0 {
+		if s := c.take(ctx, query); s != nil {
+			defer func() { s.busy = false }()
+			return s.stmt.ExecContext(ctx, args)
+		}
+	}
+	return c.sqliteConn.ExecContext(ctx, query, args)
+}
+
+func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) > 0 {
+		if s := c.take(ctx, query); s != nil {
+			rows, err := s.stmt.QueryContext(ctx, args)
+			if err != nil {
+				s.busy = false
+				return nil, err
+			}
+			if sr, ok := rows.(sqliteRows); ok {
+				return &releasingRows{sqliteRows: sr, s: s}, nil
+			}
+			err = rows.Close()
+			s.busy = false
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c.sqliteConn.QueryContext(ctx, query, args)
+}
+
+// Close finalizes the cached statements, then closes the connection.
+func (c *stmtCacheConn) Close() error {
+	var errs []error
+	for q, s := range c.stmts {
+		errs = append(errs, s.stmt.Close())
+		delete(c.stmts, q)
+	}
+	return errors.Join(append(errs, c.sqliteConn.Close())...)
+}
+
+// sqliteRows is what database/sql uses of modernc.org/sqlite's rows.
+type sqliteRows interface {
+	driver.Rows
+	driver.RowsColumnTypeDatabaseTypeName
+	driver.RowsColumnTypeLength
+	driver.RowsColumnTypeNullable
+	driver.RowsColumnTypePrecisionScale
+	driver.RowsColumnTypeScanType
+}
+
+// releasingRows gives its statement back to the cache when closed (modernc resets it then).
+type releasingRows struct {
+	sqliteRows
+	s *cachedStmt
+}
+
+func (r *releasingRows) Close() error {
+	err := r.sqliteRows.Close()
+	r.s.busy = false
+	return err
+}

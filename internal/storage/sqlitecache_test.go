@@ -1,0 +1,204 @@
+package storage_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/platform/integrations/internal/storage"
+)
+
+// openCacheDB opens a SQLite file with one table t (k TEXT PRIMARY KEY, v INTEGER) and returns its
+// database/sql pool: statements with arguments reach the driver as they are (bun would write the
+// arguments into the text).
+func openCacheDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	if _, err := db.DB.ExecContext(t.Context(), `CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return db.DB
+}
+
+func cached(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	n, err := storage.CachedStatements(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func keys(t *testing.T, rows *sql.Rows) []string {
+	t.Helper()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const insertT = `INSERT INTO t (k, v) VALUES (?, ?)`
+
+// SQLite keeps a statement that comes with arguments compiled, and runs it correctly however it
+// is used: again and again, a second time while the first one's rows are open, after an error,
+// after a cancelled context, and past the cache's bound.
+func TestSQLiteStatementCache(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, db *sql.DB)
+	}{
+		{"a statement run three times is compiled once", func(t *testing.T, db *sql.DB) {
+			before := cached(t, db)
+			for i, k := range []string{"a", "b", "c"} {
+				if _, err := db.ExecContext(t.Context(), insertT, k, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := cached(t, db) - before; got != 1 {
+				t.Fatalf("%d statements cached, want 1", got)
+			}
+			rows, err := db.QueryContext(t.Context(), `SELECT k FROM t WHERE v >= ? ORDER BY k`, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(t, rows); !slices.Equal(got, []string{"b", "c"}) {
+				t.Fatalf("keys %v, want [b c]", got)
+			}
+		}},
+		{"the same query while its rows are open", func(t *testing.T, db *sql.DB) {
+			for i, k := range []string{"a", "b", "c"} {
+				if _, err := db.ExecContext(t.Context(), insertT, k, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const q = `SELECT k FROM t WHERE v >= ? ORDER BY k`
+			tx, err := db.BeginTx(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			outer, err := tx.QueryContext(t.Context(), q, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !outer.Next() {
+				t.Fatal("no first row")
+			}
+			var first string
+			if err := outer.Scan(&first); err != nil {
+				t.Fatal(err)
+			}
+			inner, err := tx.QueryContext(t.Context(), q, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(t, inner); !slices.Equal(got, []string{"b", "c"}) {
+				t.Fatalf("inner keys %v, want [b c]", got)
+			}
+			if got := append([]string{first}, keys(t, outer)...); !slices.Equal(got, []string{"a", "b", "c"}) {
+				t.Fatalf("outer keys %v, want [a b c]", got)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.QueryContext(t.Context(), q, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(t, rows); !slices.Equal(got, []string{"c"}) {
+				t.Fatalf("keys %v after both closed, want [c]", got)
+			}
+		}},
+		{"an error leaves the statement usable", func(t *testing.T, db *sql.DB) {
+			if _, err := db.ExecContext(t.Context(), insertT, "a", 1); err != nil {
+				t.Fatal(err)
+			}
+			_, err := db.ExecContext(t.Context(), insertT, "a", 2)
+			if !storage.IsUniqueViolation(err) {
+				t.Fatalf("duplicate key: %v, want a unique violation", err)
+			}
+			if _, err := db.ExecContext(t.Context(), insertT, "b", 2); err != nil {
+				t.Fatalf("insert after the violation: %v", err)
+			}
+			var n int
+			if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM t WHERE v > ?`, 0).Scan(&n); err != nil || n != 2 {
+				t.Fatalf("%d rows, %v; want 2", n, err)
+			}
+		}},
+		{"a cancelled context leaves the statement usable", func(t *testing.T, db *sql.DB) {
+			if _, err := db.ExecContext(t.Context(), insertT, "a", 1); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := db.Conn(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			if _, err := conn.ExecContext(ctx, insertT, "b", 2); err == nil {
+				t.Fatal("insert under a cancelled context succeeded")
+			}
+			if err := conn.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(t.Context(), insertT, "b", 2); err != nil {
+				t.Fatalf("insert after the cancellation: %v", err)
+			}
+		}},
+		{"past the bound statements run uncached", func(t *testing.T, db *sql.DB) {
+			for i := range storage.MaxCachedStatements + 10 {
+				var got int
+				q := fmt.Sprintf(`SELECT ? + %d`, i)
+				if err := db.QueryRowContext(t.Context(), q, 1).Scan(&got); err != nil || got != i+1 {
+					t.Fatalf("%s: %d, %v; want %d", q, got, err, i+1)
+				}
+			}
+			if got := cached(t, db); got > storage.MaxCachedStatements {
+				t.Fatalf("%d statements cached, bound %d", got, storage.MaxCachedStatements)
+			}
+		}},
+		{"column types of a cached query", func(t *testing.T, db *sql.DB) {
+			rows, err := db.QueryContext(t.Context(), `SELECT k, v FROM t WHERE v > ?`, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			cts, err := rows.ColumnTypes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, ct := range cts {
+				names = append(names, ct.DatabaseTypeName())
+			}
+			if !slices.Equal(names, []string{"TEXT", "INTEGER"}) {
+				t.Fatalf("column types %v, want [TEXT INTEGER]", names)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, openCacheDB(t)) })
+	}
+}
