@@ -9,6 +9,9 @@ import (
 // OnGroupCommit, when set, is told the size of each group the SQLite committer commits.
 func OnGroupCommit(f func(n int)) { groupCommitted = f }
 
+// OnGroupQueued, when set, is told the committer's queue length after each caller joined it.
+func OnGroupQueued(f func(n int)) { groupQueued = f }
+
 // CachedStatements is the number of statements the SQLite connection of db keeps compiled.
 func CachedStatements(db *sql.DB) (n int, err error) {
 	conn, err := db.Conn(context.Background())

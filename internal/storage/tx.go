@@ -60,6 +60,9 @@ func groupCommit(db *bun.DB, wait time.Duration) {
 // groupCommitted, when not nil, is told the size of each committed group (tests).
 var groupCommitted func(n int)
 
+// groupQueued, when not nil, is told the queue's length after each caller joined it (tests).
+var groupQueued func(n int)
+
 // maxGroup bounds the transactions of one commit, so that the first caller's wait is bounded.
 const maxGroup = 64
 
@@ -86,9 +89,13 @@ func (c *committer) run(ctx context.Context, db *bun.DB, fn func(ctx context.Con
 	m := &member{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
+	queued := len(c.queue)
 	leader := !c.leading
 	c.leading = true
 	c.mu.Unlock()
+	if groupQueued != nil {
+		groupQueued(queued)
+	}
 	if !leader {
 		select {
 		case <-m.done:

@@ -163,7 +163,11 @@ func TestRunInTxFirstOfGroupFails(t *testing.T) {
 			return nil
 		}
 	}
-	// A holds the connection while B, C, D and E queue behind it, in that order.
+	// A holds the connection while B, C, D and E queue behind it, in that order: each is
+	// started once the one before it is in the queue.
+	queued := make(chan int, 8)
+	storage.OnGroupQueued(func(n int) { queued <- n })
+	t.Cleanup(func() { storage.OnGroupQueued(nil) })
 	started, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	errs := map[string]error{}
@@ -181,14 +185,16 @@ func TestRunInTxFirstOfGroupFails(t *testing.T) {
 		return insert("A", false)(ctx, tx)
 	})
 	<-started
-	for _, m := range []struct {
+	<-queued // A's own
+	for i, m := range []struct {
 		code string
 		fail bool
 	}{{"B", true}, {"C", false}, {"D", true}, {"E", false}} {
 		run(m.code, insert(m.code, m.fail))
-		time.Sleep(30 * time.Millisecond)
+		if n := <-queued; n != i+1 {
+			t.Fatalf("%s joined a queue of %d, want %d behind A", m.code, n, i+1)
+		}
 	}
-	time.Sleep(200 * time.Millisecond) // a late goroutine on a loaded machine still queues before A ends
 	close(release)
 	wg.Wait()
 
