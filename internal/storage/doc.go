@@ -32,8 +32,8 @@
 // default prepared-statement cache cost a Parse round trip per statement and churned the cache.
 // Statements with arguments (River's) keep pgx's cache. On SQLite, where compiling a statement
 // costs more than running it, the connection keeps each statement that arrives with arguments
-// (River's fetch and per-job completion, the job insert) compiled, keyed by its text, up to 256;
-// a second use while the first one's rows are open runs uncached. An UPDATE of a record writes only the
+// (River's fetch and per-job completion) compiled, keyed by its text, up to 256; a second use
+// while the first one's rows are open runs uncached. An UPDATE of a record writes only the
 // columns that changed since it was read ([Snapshot]); on PostgreSQL a store may run that
 // compare-and-set ([Snapshot.UpdateQuery]) with the inserts that depend on it ([InsertFrom]) as
 // one data-modifying WITH, atomic without BEGIN and COMMIT, read with [ScanOne] (which, unlike
