@@ -12,11 +12,12 @@ func OnGroupCommit(f func(n int)) { groupCommitted = f }
 // OnGroupQueued, when set, is told the committer's queue length after each caller joined it.
 func OnGroupQueued(f func(n int)) { groupQueued = f }
 
-// CachedStatements is the number of statements the SQLite connection of db keeps compiled.
-func CachedStatements(db *sql.DB) (n int, err error) {
+// CachedStatements is the number of statements the SQLite connection of db keeps compiled, and
+// how many of them are in use.
+func CachedStatements(db *sql.DB) (n, busy int, err error) {
 	conn, err := db.Conn(context.Background())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
@@ -25,9 +26,14 @@ func CachedStatements(db *sql.DB) (n int, err error) {
 			return fmt.Errorf("driver connection %T, want *stmtCacheConn", dc)
 		}
 		n = len(c.stmts)
+		for _, s := range c.stmts {
+			if s.busy {
+				busy++
+			}
+		}
 		return nil
 	})
-	return n, err
+	return n, busy, err
 }
 
 // MaxCachedStatements is the bound of that cache.

@@ -36,12 +36,15 @@ type stmtCacheConn struct {
 	stmts map[string]*cachedStmt
 }
 
+// sqliteStmt is what stmtCacheConn uses of modernc.org/sqlite's prepared statement.
+type sqliteStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
 type cachedStmt struct {
-	stmt interface {
-		driver.Stmt
-		driver.StmtExecContext
-		driver.StmtQueryContext
-	}
+	stmt sqliteStmt
 	busy bool
 }
 
@@ -71,11 +74,7 @@ func (c *stmtCacheConn) take(ctx context.Context, query string) *cachedStmt {
 	if err != nil {
 		return nil
 	}
-	st, ok := ds.(interface {
-		driver.Stmt
-		driver.StmtExecContext
-		driver.StmtQueryContext
-	})
+	st, ok := ds.(sqliteStmt)
 	if !ok {
 		_ = ds.Close()
 		return nil

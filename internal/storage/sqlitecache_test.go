@@ -31,11 +31,15 @@ func openCacheDB(t *testing.T) *sql.DB {
 	return db.DB
 }
 
+// cached is the number of statements cached on db's connection; none may be left in use.
 func cached(t *testing.T, db *sql.DB) int {
 	t.Helper()
-	n, err := storage.CachedStatements(db)
+	n, busy, err := storage.CachedStatements(db)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if busy != 0 {
+		t.Fatalf("%d cached statements still in use with no rows open", busy)
 	}
 	return n
 }
@@ -147,24 +151,38 @@ func TestSQLiteStatementCache(t *testing.T) {
 				t.Fatalf("%d rows, %v; want 2", n, err)
 			}
 		}},
-		{"a cancelled context leaves the statement usable", func(t *testing.T, db *sql.DB) {
-			if _, err := db.ExecContext(t.Context(), insertT, "a", 1); err != nil {
-				t.Fatal(err)
+		{"rows closed by their context's end give the statement back", func(t *testing.T, db *sql.DB) {
+			for i, k := range []string{"a", "b", "c"} {
+				if _, err := db.ExecContext(t.Context(), insertT, k, i); err != nil {
+					t.Fatal(err)
+				}
 			}
-			conn, err := db.Conn(t.Context())
+			const q = `SELECT k FROM t WHERE v >= ? ORDER BY k`
+			before := cached(t, db)
+			ctx, cancel := context.WithCancel(t.Context())
+			rows, err := db.QueryContext(ctx, q, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			if _, err := conn.ExecContext(ctx, insertT, "b", 2); err == nil {
-				t.Fatal("insert under a cancelled context succeeded")
+			if !rows.Next() {
+				t.Fatal("no first row")
 			}
-			if err := conn.Close(); err != nil {
+			cancel() // database/sql closes the rows
+			for rows.Next() {
+			}
+			if err := rows.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.ExecContext(t.Context(), insertT, "b", 2); err != nil {
-				t.Fatalf("insert after the cancellation: %v", err)
+			after := cached(t, db) // fails if the statement is still in use
+			if after != before+1 {
+				t.Fatalf("%d statements cached, want %d", after, before+1)
+			}
+			rows, err = db.QueryContext(t.Context(), q, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keys(t, rows); !slices.Equal(got, []string{"b", "c"}) {
+				t.Fatalf("keys %v after the cancellation, want [b c]", got)
 			}
 		}},
 		{"past the bound statements run uncached", func(t *testing.T, db *sql.DB) {
@@ -199,6 +217,10 @@ func TestSQLiteStatementCache(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { tt.run(t, openCacheDB(t)) })
+		t.Run(tt.name, func(t *testing.T) {
+			db := openCacheDB(t)
+			tt.run(t, db)
+			cached(t, db)
+		})
 	}
 }
