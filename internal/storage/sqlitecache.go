@@ -105,11 +105,8 @@ func (c *stmtCacheConn) QueryContext(ctx context.Context, query string, args []d
 			if sr, ok := rows.(sqliteRows); ok {
 				return &releasingRows{sqliteRows: sr, s: s}, nil
 			}
-			err = rows.Close()
-			s.busy = false
-			if err != nil {
-				return nil, err
-			}
+			// The statement ran (it may have written): never run it again uncached.
+			return &releasingPlainRows{Rows: rows, s: s}, nil
 		}
 	}
 	return c.sqliteConn.QueryContext(ctx, query, args)
@@ -143,6 +140,18 @@ type releasingRows struct {
 
 func (r *releasingRows) Close() error {
 	err := r.sqliteRows.Close()
+	r.s.busy = false
+	return err
+}
+
+// releasingPlainRows is releasingRows for rows without column types (not modernc's today).
+type releasingPlainRows struct {
+	driver.Rows
+	s *cachedStmt
+}
+
+func (r *releasingPlainRows) Close() error {
+	err := r.Rows.Close()
 	r.s.busy = false
 	return err
 }
