@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -167,15 +168,18 @@ func TestSQLiteStatementCache(t *testing.T) {
 			if !rows.Next() {
 				t.Fatal("no first row")
 			}
-			cancel() // database/sql closes the rows
-			for rows.Next() {
-			}
-			if err := rows.Close(); err != nil {
-				t.Fatal(err)
-			}
-			after := cached(t, db) // fails if the statement is still in use
-			if after != before+1 {
+			cancel()
+			// The one connection is free again only once database/sql has closed the rows for
+			// the cancelled context: cached waits for it, then fails if the statement is still
+			// in use.
+			if after := cached(t, db); after != before+1 {
 				t.Fatalf("%d statements cached, want %d", after, before+1)
+			}
+			if rows.Next() {
+				t.Fatal("a row after the context ended")
+			}
+			if err := rows.Err(); !errors.Is(err, context.Canceled) {
+				t.Fatalf("rows error %v, want context.Canceled", err)
 			}
 			rows, err = db.QueryContext(t.Context(), q, 1)
 			if err != nil {
