@@ -138,10 +138,18 @@ var errYaRegistrada = errors.New("consumption: an authorization with this id is 
 func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) error {
 	in.AutorizacionID = c.AutorizacionID
 	if storage.IsPostgres(s.db) {
-		ins := s.db.NewInsert().Model(c).Returning("id")
-		upd := finishIntentoQuery(s.db, in).Value("consumo_id", "(SELECT id FROM c)")
-		err := storage.ScanOne(ctx, s.db.NewSelect().With("c", ins).With("u", upd).Table("c").Column("id"), &c.ID)
+		var args storage.Args
+		ins, err := storage.BoundInsert(s.db, c, &args)
 		if err != nil {
+			return err
+		}
+		set, err := storage.BoundSet(s.db, in, &args, intentoOutcome[1:]...)
+		if err != nil {
+			return err
+		}
+		q := "WITH c AS (" + ins + " RETURNING id), u AS (UPDATE consumo_intentos SET consumo_id = (SELECT id FROM c), " +
+			set + " WHERE id = " + args.Add(in.ID) + ") SELECT id FROM c"
+		if err := storage.ScanBound(ctx, s.db, q, args, &c.ID); err != nil {
 			return insertAutorizadoError(c, err)
 		}
 		in.ConsumoID = c.ID
@@ -480,7 +488,17 @@ func save(ctx context.Context, db bun.IDB, prev int64, c *Consumo, snap storage.
 }
 
 func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	if err := storage.InsertID(ctx, db.NewInsert().Model(in), &in.ID); err != nil {
+	var err error
+	if storage.IsPostgres(db) {
+		var args storage.Args
+		var q string
+		if q, err = storage.BoundInsert(db, in, &args); err == nil {
+			err = storage.ScanBound(ctx, db, q+" RETURNING id", args, &in.ID)
+		}
+	} else {
+		err = storage.InsertID(ctx, db.NewInsert().Model(in), &in.ID)
+	}
+	if err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}
 	return nil

@@ -146,6 +146,11 @@ func ScanOne(ctx context.Context, q *bun.SelectQuery, dest ...any) error {
 	if err != nil {
 		return err
 	}
+	return scanFirst(rows, dest)
+}
+
+// scanFirst scans the first row of rows into dest and reads rows to their end.
+func scanFirst(rows *sql.Rows, dest []any) error {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
