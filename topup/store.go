@@ -197,7 +197,17 @@ func (s *Store) InsertDuplicate(ctx context.Context, t *Transaction, n *Notifica
 func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notification) (*Transaction, error) {
 	inserted := false
 	insertOnce := func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Returning("NULL").Exec(ctx)
+		var res sql.Result
+		var err error
+		if storage.IsPostgres(db) {
+			var a storage.Args
+			var q string
+			if q, err = storage.BoundInsert(db, t, &a); err == nil {
+				res, err = storage.ExecBound(ctx, db, q+" ON CONFLICT (source_xml_hash) DO NOTHING", a)
+			}
+		} else {
+			res, err = db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Returning("NULL").Exec(ctx)
+		}
 		if err != nil {
 			return fmt.Errorf("topup: insert transaction: %w", err)
 		}
@@ -327,32 +337,34 @@ func (s *Store) settleInOne(ctx context.Context, held, next *Transaction, snap s
 	if !storage.IsPostgres(s.db) {
 		return false, nil
 	}
-	upd := snap.UpdateQuery(s.db, next, held.Version)
-	if upd == nil {
-		return false, nil
+	var a storage.Args
+	upd, err := snap.BoundUpdate(s.db, next, held.Version, &a)
+	if err != nil || upd == "" {
+		return err != nil, err
 	}
-	var job bun.Query
+	q := "WITH u AS (" + upd + " RETURNING id)"
 	if st.Notice != nil {
 		args, err := st.Notice.Args()
 		if err != nil {
-			return false, err
+			return true, err
 		}
-		var ok bool
-		if job, ok, err = s.queue.InsertFrom(args, nil, "u"); err != nil || !ok {
-			return false, err
+		job, ok, err := s.queue.InsertFrom(args, nil, "u", &a)
+		if err != nil || !ok {
+			return err != nil, err
 		}
+		q += ", j AS (" + job + ")"
 	}
-	q := s.db.NewSelect().With("u", upd.Returning("id")).Table("u")
 	if st.Call != nil {
-		q = q.With("c", storage.InsertFrom(s.db, st.Call, "u")).ColumnExpr("(SELECT id FROM c)")
+		call, err := storage.BoundInsertFrom(s.db, st.Call, "u", &a)
+		if err != nil {
+			return true, err
+		}
+		q += ", c AS (" + call + ") SELECT (SELECT id FROM c) FROM u"
 	} else {
-		q = q.ColumnExpr("NULL")
-	}
-	if job != nil {
-		q = q.With("j", job)
+		q += " SELECT NULL FROM u"
 	}
 	var callID sql.NullInt64
-	err = storage.ScanOne(ctx, q, &callID)
+	err = storage.ScanBound(ctx, s.db, q, a, &callID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return true, storage.ErrStale
 	}

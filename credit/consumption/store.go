@@ -1,6 +1,7 @@
 package consumption
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -270,13 +271,17 @@ func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*
 	if err != nil {
 		return nil, err
 	}
-	upd := snap.UpdateQuery(s.db, c, prev)
-	if upd == nil {
-		return nil, storage.ErrStale
+	var args storage.Args
+	upd, err := snap.BoundUpdate(s.db, c, prev, &args)
+	if err != nil || upd == "" {
+		return nil, cmp.Or(err, storage.ErrStale)
 	}
 	in.ConsumoID, in.AutorizacionID = c.ID, c.AutorizacionID
-	err = storage.ScanOne(ctx, s.db.NewSelect().With("u", upd.Returning("id")).With("i", storage.InsertFrom(s.db, in, "u")).
-		Table("u").ColumnExpr("(SELECT id FROM i)"), &in.ID)
+	ins, err := storage.BoundInsertFrom(s.db, in, "u", &args)
+	if err != nil {
+		return nil, err
+	}
+	err = storage.ScanBound(ctx, s.db, "WITH u AS ("+upd+" RETURNING id), i AS ("+ins+") SELECT (SELECT id FROM i) FROM u", args, &in.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storage.ErrStale
 	}
@@ -364,13 +369,18 @@ func (s *Store) settleInOne(ctx context.Context, cl *Claim, held *Consumo, snap 
 		return false, nil
 	}
 	prev := cl.Consumo.Version
-	upd := snap.UpdateQuery(s.db, held, prev)
-	if upd == nil {
-		return false, nil
+	var args storage.Args
+	upd, err := snap.BoundUpdate(s.db, held, prev, &args)
+	if err != nil || upd == "" {
+		return err != nil, err
 	}
-	fin := finishIntentoQuery(s.db, cl.Intento).Where("EXISTS (SELECT FROM u)")
+	fin, err := storage.BoundSet(s.db, cl.Intento, &args, intentoOutcome...)
+	if err != nil {
+		return true, err
+	}
 	var id int64
-	err = storage.ScanOne(ctx, s.db.NewSelect().With("u", upd.Returning("id")).With("i", fin).Table("u").Column("id"), &id)
+	err = storage.ScanBound(ctx, s.db, "WITH u AS ("+upd+" RETURNING id), i AS (UPDATE consumo_intentos SET "+fin+
+		" WHERE id = "+args.Add(cl.Intento.ID)+" AND EXISTS (SELECT FROM u)) SELECT id FROM u", args, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return true, storage.ErrStale
 	}

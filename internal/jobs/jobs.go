@@ -261,27 +261,37 @@ var pgInsertBound = func() string {
 // InsertFrom is, on PostgreSQL, the INSERT of args' job row that InsertTx would write itself,
 // taking its values once for each row of from (a table or WITH name of the statement it is part
 // of), for a data-modifying WITH: with from an UPDATE ... RETURNING, the job exists only when the
-// update matched, in one statement without BEGIN and COMMIT. Its arguments are formatted into
-// the statement by bun (bun.Query). ok is false, and query nil, where InsertTx would not write
-// the row itself: on SQLite, for options beyond Queue, MaxAttempts and Priority (opts is
-// InsertTx's), and for the first job of its kind in this process, which River's InsertTx checks;
-// the caller then uses InsertTx in a transaction.
-func (q *Queue) InsertFrom(args river.JobArgs, opts *river.InsertOpts, from string) (query bun.Query, ok bool, err error) {
+// update matched, in one statement without BEGIN and COMMIT. It is written with numbered
+// parameters, its values appended to a (a bound statement, storage.ScanBound). ok is false, and
+// query empty, where InsertTx would not write the row itself: on SQLite, for options beyond
+// Queue, MaxAttempts and Priority (opts is InsertTx's), and for the first job of its kind in this
+// process, which River's InsertTx checks; the caller then uses InsertTx in a transaction.
+func (q *Queue) InsertFrom(args river.JobArgs, opts *river.InsertOpts, from string, a *storage.Args) (query string, ok bool, err error) {
 	if !q.postgres {
-		return nil, false, nil
+		return "", false, nil
 	}
 	o, plain := q.plainOpts(args, opts)
 	if !plain {
-		return nil, false, nil
+		return "", false, nil
 	}
 	if _, seen := q.checked.Load(args.Kind()); !seen {
-		return nil, false, nil
+		return "", false, nil
 	}
 	values, err := q.rowValues(args, o)
 	if err != nil {
-		return nil, false, err
+		return "", false, err
 	}
-	return q.db.NewRaw(`INSERT INTO river_job (`+pgRowColumns+`) SELECT `+pgRowValues+` FROM `+from, values...), true, nil
+	var b strings.Builder
+	i := 0
+	for _, r := range pgRowValues {
+		if r == '?' {
+			b.WriteString(a.Add(values[i]))
+			i++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return `INSERT INTO river_job (` + pgRowColumns + `) SELECT ` + b.String() + ` FROM ` + from, true, nil
 }
 
 // Backlog counts the jobs of queue that are not finished (available, scheduled, retryable,

@@ -626,7 +626,7 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 			t.Fatal(err)
 		}
 		// InsertFrom has no row of its own before River inserted the kind once.
-		if q, ok, err := ins.InsertFrom(routedArgs{Ref: "none"}, nil, "src"); ok || q != nil || err != nil {
+		if q, ok, err := ins.InsertFrom(routedArgs{Ref: "none"}, nil, "src", new(storage.Args)); ok || q != "" || err != nil {
 			t.Fatalf("InsertFrom before River's first insert of the kind: %v, %v, %v; want not ok", q, ok, err)
 		}
 		refs := []string{"by-river", "own-1", "own-2"}
@@ -640,11 +640,11 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 		}
 		// On PostgreSQL, the same row as part of a data-modifying WITH: once per row of its
 		// source, so none when the source is empty.
-		_, ok, err := ins.InsertFrom(routedArgs{Ref: "own-with"}, nil, "src")
+		_, ok, err := ins.InsertFrom(routedArgs{Ref: "own-with"}, nil, "src", new(storage.Args))
 		if err != nil || ok != (tg.Name == "postgres") {
 			t.Fatalf("InsertFrom on %s: ok %v, %v", tg.Name, ok, err)
 		}
-		if _, ok, _ := ins.InsertFrom(routedArgs{Ref: "x"}, &river.InsertOpts{Queue: testQueue}, "src"); ok {
+		if _, ok, _ := ins.InsertFrom(routedArgs{Ref: "x"}, &river.InsertOpts{Queue: testQueue}, "src", new(storage.Args)); ok {
 			t.Fatal("InsertFrom with InsertOpts: ok, want the InsertTx path")
 		}
 		if ok {
@@ -652,13 +652,14 @@ func TestInsertTxOwnRowIsRiversRow(t *testing.T) {
 				ref  string
 				rows int
 			}{{"own-with", 1}, {"not-written", 0}} {
-				job, _, err := ins.InsertFrom(routedArgs{Ref: c.ref}, nil, "src")
+				var args storage.Args
+				job, _, err := ins.InsertFrom(routedArgs{Ref: c.ref}, nil, "src", &args)
 				if err != nil {
 					t.Fatal(err)
 				}
-				src := tg.DB.NewSelect().ColumnExpr("1 AS one").Where("? > 0", c.rows)
+				q := "WITH src AS (SELECT 1 AS one WHERE " + args.Add(c.rows) + " > 0), j AS (" + job + ") SELECT count(*) FROM src"
 				var n int
-				if err := tg.DB.NewSelect().With("src", src).With("j", job).TableExpr("src").ColumnExpr("count(*)").Scan(t.Context(), &n); err != nil || n != c.rows {
+				if err := storage.ScanBound(t.Context(), tg.DB, q, args, &n); err != nil || n != c.rows {
 					t.Fatalf("WITH src (%d rows), j (InsertFrom %s): %d, %v", c.rows, c.ref, n, err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,37 +24,39 @@ func (a *Args) Add(v any) string {
 
 // BoundInsert is db.NewInsert().Model(model) (model a pointer to a bun model struct) with
 // PostgreSQL's numbered parameters: `INSERT INTO "table" ("col", ...) VALUES ($i, ...)`, each
-// value appended to args. The columns are those InsertFrom writes (bun's insert less the
-// columns it sets to DEFAULT); the values are given to pgx as they are in Go (see boundValue).
+// value appended to args. The columns are bun's less those its insert sets to DEFAULT (a nil
+// pointer, a zero autoincrement key or nullzero field, a zero field with a default), which are
+// left out and so get the same default; the values are given to pgx as they are in Go (see
+// boundValue).
 func BoundInsert(db bun.IDB, model any, args *Args) (string, error) {
+	table, cols, vals, err := boundRow(db, model, args)
+	if err != nil {
+		return "", err
+	}
+	return "INSERT INTO " + string(table.SQLName) + " (" + cols + ") VALUES (" + vals + ")", nil
+}
+
+// boundRow gives BoundInsert's columns and placeholders, appending the values to args.
+func boundRow(db bun.IDB, model any, args *Args) (table *schema.Table, cols, vals string, err error) {
 	v := reflect.ValueOf(model).Elem()
-	table := db.Dialect().Tables().Get(v.Type())
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(string(table.SQLName))
-	b.WriteString(" (")
-	var vals strings.Builder
-	n := 0
+	table = db.Dialect().Tables().Get(v.Type())
+	var c, p strings.Builder
 	for _, f := range table.Fields {
 		if (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")) {
 			continue
 		}
 		val, err := boundValue(f, v)
 		if err != nil {
-			return "", err
+			return nil, "", "", err
 		}
-		if n > 0 {
-			b.WriteString(", ")
-			vals.WriteString(", ")
+		if c.Len() > 0 {
+			c.WriteString(", ")
+			p.WriteString(", ")
 		}
-		n++
-		b.WriteString(string(f.SQLName))
-		vals.WriteString(args.Add(val))
+		c.WriteString(string(f.SQLName))
+		p.WriteString(args.Add(val))
 	}
-	b.WriteString(") VALUES (")
-	b.WriteString(vals.String())
-	b.WriteByte(')')
-	return b.String(), nil
+	return table, c.String(), p.String(), nil
 }
 
 // BoundSet is the SET list of db.NewUpdate().Model(model).Column(columns...) with numbered
@@ -81,15 +84,19 @@ func BoundSet(db bun.IDB, model any, args *Args, columns ...string) (string, err
 	return b.String(), nil
 }
 
-var queryAppender = reflect.TypeFor[schema.QueryAppender]()
+var (
+	queryAppender = reflect.TypeFor[schema.QueryAppender]()
+	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
+)
 
 // boundValue is the value of f in strct as a bound argument: NULL where bun writes NULL (a nil
 // pointer, a zero nullzero field), otherwise the Go value, which pgx encodes for the column's type
 // as bun writes it (a driver.Valuer through its Value, a struct or map for a JSON column through
-// encoding/json, a nil slice or map as NULL). A field bun writes by other means (its AppendQuery, an
-// array, hstore, msgpack or composite option) is refused rather than written differently.
+// encoding/json, a nil slice or map as NULL). A field bun writes by other means (its AppendQuery,
+// bun.NullTime aside, an array, hstore, msgpack or composite option) is refused rather than
+// written differently.
 func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
-	if f.IndirectType.Implements(queryAppender) || reflect.PointerTo(f.IndirectType).Implements(queryAppender) {
+	if f.IndirectType != nullTime && (f.IndirectType.Implements(queryAppender) || reflect.PointerTo(f.IndirectType).Implements(queryAppender)) {
 		return nil, fmt.Errorf("storage: bound %s.%s: bun writes it with its AppendQuery", f.Table.Name, f.Name)
 	}
 	for _, opt := range []string{"array", "hstore", "msgpack", "composite"} {
@@ -100,7 +107,14 @@ func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
 	if (f.IsPtr && f.HasNilValue(strct)) || (f.NullZero && f.HasZeroValue(strct)) {
 		return nil, nil
 	}
-	return f.Value(strct).Interface(), nil
+	v := f.Value(strct).Interface()
+	if tm, ok := v.(bun.NullTime); ok {
+		if tm.IsZero() {
+			return nil, nil
+		}
+		return tm.Time, nil
+	}
+	return v, nil
 }
 
 // ScanBound runs a bound statement (query with numbered parameters, args its values) on the
@@ -125,4 +139,60 @@ func ScanBound(ctx context.Context, db bun.IDB, query string, args Args, dest ..
 		return err
 	}
 	return scanFirst(rows, dest)
+}
+
+// BoundInsertFrom is BoundInsert taking its values once for each row of from, a table or WITH
+// name of the statement it is part of: `INSERT INTO "table" ("col", ...) SELECT $i, ... FROM from
+// RETURNING pk` (PostgreSQL gives each parameter its column's type). In a data-modifying WITH,
+// with from the name of an UPDATE ... RETURNING, the row is written only when the update matched,
+// in the same statement. Unlike bun's insert, it does not set the model's primary key.
+func BoundInsertFrom(db bun.IDB, model any, from string, args *Args) (string, error) {
+	table, cols, vals, err := boundRow(db, model, args)
+	if err != nil {
+		return "", err
+	}
+	q := "INSERT INTO " + string(table.SQLName) + " (" + cols + ") SELECT " + vals + " FROM " + from
+	if len(table.PKs) > 0 {
+		pk := make([]string, len(table.PKs))
+		for i, f := range table.PKs {
+			pk[i] = string(f.SQLName)
+		}
+		q += " RETURNING " + strings.Join(pk, ", ")
+	}
+	return q, nil
+}
+
+// BoundUpdate is UpdateQuery with numbered parameters, each value appended to args; "" when
+// nothing changed. Update runs it on PostgreSQL; a caller that runs it as part of a larger
+// statement owns what Update does after it, as with UpdateQuery.
+func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (string, error) {
+	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
+	if len(cols) == 0 {
+		return "", nil
+	}
+	set, err := BoundSet(db, model, args, cols...)
+	if err != nil {
+		return "", err
+	}
+	v := reflect.ValueOf(model).Elem()
+	var b strings.Builder
+	b.WriteString("UPDATE " + string(s.table.SQLName) + " SET " + set + `, "version" = ` + args.Add(prev+1) + " WHERE ")
+	for _, f := range s.table.PKs {
+		b.WriteString(string(f.SQLName) + " = " + args.Add(f.Value(v).Interface()) + " AND ")
+	}
+	b.WriteString(`"version" = ` + args.Add(prev))
+	return b.String(), nil
+}
+
+// ExecBound runs a bound statement as ScanBound does, for its result.
+func ExecBound(ctx context.Context, db bun.IDB, query string, args Args) (sql.Result, error) {
+	switch h := db.(type) {
+	case *bun.DB:
+		return h.DB.ExecContext(ctx, query, args...)
+	case bun.Tx:
+		return h.Tx.ExecContext(ctx, query, args...)
+	case bun.Conn:
+		return h.Conn.ExecContext(ctx, query, args...)
+	}
+	return nil, fmt.Errorf("storage: ExecBound on %T", db)
 }

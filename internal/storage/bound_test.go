@@ -45,6 +45,7 @@ type boundRow struct {
 	Tags          map[string]string   `bun:"tags"`
 	At            time.Time           `bun:"at,notnull"`
 	DoneAt        time.Time           `bun:"done_at,nullzero"`
+	SeenAt        bun.NullTime        `bun:"seen_at"`
 }
 
 // On PostgreSQL, BoundInsert and BoundSet write the row bun's insert and update write: the same
@@ -56,7 +57,7 @@ func TestBoundStatementsWriteBunsRow(t *testing.T) {
 	if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE bound_rows (id BIGSERIAL PRIMARY KEY, ref TEXT NOT NULL,
 		state TEXT NOT NULL, body TEXT, kind TEXT DEFAULT 'plain', count INTEGER NOT NULL, code INTEGER,
 		flag BOOLEAN NOT NULL DEFAULT TRUE, monto NUMERIC(18,2) NOT NULL, facturado NUMERIC(18,2), day DATE,
-		raw JSONB, note JSONB, tags JSONB, at TIMESTAMPTZ NOT NULL, done_at TIMESTAMPTZ)`); err != nil {
+		raw JSONB, note JSONB, tags JSONB, at TIMESTAMPTZ NOT NULL, done_at TIMESTAMPTZ, seen_at TIMESTAMPTZ)`); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 28, 10, 0, 0, 123456000, time.FixedZone("ECT", -5*3600))
@@ -64,7 +65,8 @@ func TestBoundStatementsWriteBunsRow(t *testing.T) {
 	full := boundRow{State: "A", Body: `<?xml version="1.0"?><a b='?' c="$1"/>`, Kind: "special", Count: 3,
 		Code: &code, Monto: decimal.RequireFromString("100.10"), Facturado: decimal.NewNullDecimal(decimal.RequireFromString("99.9")),
 		Day: boundDay{time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)}, Raw: json.RawMessage(`{"a": [1, "it's"]}`),
-		Note: &note{Text: "it's $2"}, Tags: map[string]string{"k": "v"}, At: at, DoneAt: at.Add(time.Second)}
+		Note: &note{Text: "it's $2"}, Tags: map[string]string{"k": "v"}, At: at, DoneAt: at.Add(time.Second),
+		SeenAt: bun.NullTime{Time: at.Add(time.Minute)}}
 	cases := []struct {
 		name string
 		row  boundRow
@@ -104,7 +106,7 @@ func TestBoundStatementsWriteBunsRow(t *testing.T) {
 			}
 
 			// Both rows updated to the other cases' values, by bun and by BoundSet.
-			cols := []string{"state", "body", "code", "facturado", "day", "raw", "note", "tags", "done_at"}
+			cols := []string{"state", "body", "code", "facturado", "day", "raw", "note", "tags", "done_at", "seen_at"}
 			for _, next := range cases {
 				next.row.ID = viaBun.ID
 				if _, err := tg.DB.NewUpdate().Model(&next.row).Column(cols...).WherePK().Exec(ctx); err != nil {

@@ -60,11 +60,22 @@ var ErrStale = errors.New("storage: record changed since it was read")
 // written), prev+1 when it wrote. The model's table must have a "version" column that every
 // write goes through here to bump.
 func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64) (int64, error) {
-	q := s.UpdateQuery(db, model, prev)
-	if q == nil {
-		return prev, nil
+	var res sql.Result
+	var err error
+	if IsPostgres(db) {
+		var args Args
+		q, berr := s.BoundUpdate(db, model, prev, &args)
+		if berr != nil || q == "" {
+			return prev, berr
+		}
+		res, err = ExecBound(ctx, db, q, args)
+	} else {
+		q := s.UpdateQuery(db, model, prev)
+		if q == nil {
+			return prev, nil
+		}
+		res, err = q.Exec(ctx)
 	}
-	res, err := q.Exec(ctx)
 	if err != nil {
 		return prev, fmt.Errorf("storage: update %s: %w", s.table.Name, err)
 	}
@@ -91,50 +102,6 @@ func (s Snapshot) UpdateQuery(db bun.IDB, model any, prev int64) *bun.UpdateQuer
 	}
 	return db.NewUpdate().Model(model).Column(append(cols, "version")...).Value("version", "?", prev+1).
 		WherePK().Where("version = ?", prev)
-}
-
-// InsertFrom is an INSERT of model (a pointer to a bun model struct) that writes its row once for
-// each row of from, a table or WITH name of the statement it is part of:
-//
-//	INSERT INTO table (columns) SELECT values FROM from RETURNING primary key
-//
-// The columns and values are those of db.NewInsert().Model(model), less the columns bun's
-// insert sets to DEFAULT (a nil pointer, a zero autoincrement key or nullzero field, a zero field
-// with a default), which are left out and so get the same default. In a data-modifying WITH on
-// PostgreSQL, with from the name of an UPDATE ... RETURNING, the row is written only when the
-// update matched, in the same statement. Unlike bun's insert, it does not set the model's
-// primary key: the statement reads it back from RETURNING if it needs it.
-func InsertFrom(db bun.IDB, model any, from string) *bun.RawQuery {
-	v := reflect.ValueOf(model).Elem()
-	table := db.Dialect().Tables().Get(v.Type())
-	fmter := schema.NewFormatter(db.Dialect())
-	var cols, vals []byte
-	var args []any
-	for _, f := range table.Fields {
-		if (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")) {
-			continue
-		}
-		if len(args) > 0 {
-			cols, vals = append(cols, ", "...), append(vals, ", "...)
-		}
-		cols = append(cols, f.SQLName...)
-		vals = append(vals, '?')
-		// The value as bun writes it, kept as it is: a value holding '?' (an XML declaration)
-		// must not be taken for a placeholder by the statement's formatting.
-		args = append(args, bun.Safe(string(f.AppendValue(fmter, nil, v))))
-	}
-	var pk []byte
-	for i, f := range table.PKs {
-		if i > 0 {
-			pk = append(pk, ", "...)
-		}
-		pk = append(pk, f.SQLName...)
-	}
-	q := "INSERT INTO " + string(table.SQLName) + " (" + string(cols) + ") SELECT " + string(vals) + " FROM " + from
-	if len(pk) > 0 {
-		q += " RETURNING " + string(pk)
-	}
-	return db.NewRaw(q, args...)
 }
 
 // ScanOne runs q and scans its first row into dest, like q.Scan(ctx, dest...), but reads the

@@ -118,7 +118,7 @@ type audited struct {
 	At            time.Time `bun:"at"`
 }
 
-// On PostgreSQL, Snapshot.UpdateQuery and InsertFrom make a data-modifying WITH: the insert
+// On PostgreSQL, Snapshot.BoundUpdate and BoundInsertFrom make a data-modifying WITH: the insert
 // writes the row bun's insert writes (a nullzero field NULL, a zero field with a default its
 // default, a value holding '?' and quotes as it is), and only when the compare-and-set matched.
 func TestInsertFromTheUpdatesRow(t *testing.T) {
@@ -149,9 +149,17 @@ func TestInsertFromTheUpdatesRow(t *testing.T) {
 		snap := storage.TakeSnapshot(tg.DB, held)
 		next := *held
 		next.Estado = "B-" + a.Ref
+		var args storage.Args
+		upd, err := snap.BoundUpdate(tg.DB, &next, held.Version, &args)
+		if err != nil {
+			return 0, err
+		}
+		ins, err := storage.BoundInsertFrom(tg.DB, a, "u", &args)
+		if err != nil {
+			return 0, err
+		}
 		var id int64
-		err := tg.DB.NewSelect().With("u", snap.UpdateQuery(tg.DB, &next, held.Version).Returning("id")).
-			With("c", storage.InsertFrom(tg.DB, a, "u")).Table("u").ColumnExpr("(SELECT id FROM c)").Scan(ctx, &id)
+		err = storage.ScanBound(ctx, tg.DB, "WITH u AS ("+upd+" RETURNING id), c AS ("+ins+") SELECT (SELECT id FROM c) FROM u", args, &id)
 		return id, err
 	}
 	held := &versioned{ID: 1, Estado: "A"}
