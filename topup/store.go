@@ -744,7 +744,14 @@ type RecipientDelivery struct {
 // JobDeliveries returns the recorded outcome of each recipient of notification job jobID.
 func (s *Store) JobDeliveries(ctx context.Context, jobID int64) ([]RecipientDelivery, error) {
 	var out []RecipientDelivery
-	if err := s.db.NewSelect().Model(&out).Where("job_id = ?", jobID).Scan(ctx); err != nil {
+	var err error
+	if storage.IsPostgres(s.db) {
+		var args storage.Args
+		err = storage.SelectBound(ctx, s.db, s.db.NewSelect().Model(&out).Where("job_id = ?", bun.Safe(args.Add(jobID))), args, &out)
+	} else {
+		err = s.db.NewSelect().Model(&out).Where("job_id = ?", jobID).Scan(ctx)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("topup: read deliveries of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -760,7 +767,17 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []RecipientDelivery) er
 		ds[i].At = dbTime(ds[i].At)
 	}
 	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error {
-		if _, err := db.NewInsert().Model(&ds).On("CONFLICT (job_id, recipient) DO NOTHING").Returning("NULL").Exec(ctx); err != nil {
+		var err error
+		if len(ds) == 1 && storage.IsPostgres(db) { // the common case, one recipient, bound
+			var args storage.Args
+			var q string
+			if q, err = storage.BoundInsert(db, &ds[0], &args); err == nil {
+				_, err = storage.ExecBound(ctx, db, q+" ON CONFLICT (job_id, recipient) DO NOTHING", args)
+			}
+		} else {
+			_, err = db.NewInsert().Model(&ds).On("CONFLICT (job_id, recipient) DO NOTHING").Returning("NULL").Exec(ctx)
+		}
+		if err != nil {
 			return fmt.Errorf("topup: record deliveries: %w", err)
 		}
 		return nil

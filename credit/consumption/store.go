@@ -90,11 +90,17 @@ func (s *Store) ByAutorizacion(ctx context.Context, autorizacionID string) (*Con
 
 func byAutorizacion(ctx context.Context, db bun.IDB, autorizacionID string, forUpdate bool) (*Consumo, error) {
 	c := new(Consumo)
-	q := db.NewSelect().Model(c).Where("autorizacion_id = ?", autorizacionID)
-	if forUpdate && storage.IsPostgres(db) {
-		q = q.For("UPDATE")
+	var err error
+	if storage.IsPostgres(db) {
+		var args storage.Args
+		q := db.NewSelect().Model(c).Where("autorizacion_id = ?", bun.Safe(args.Add(autorizacionID)))
+		if forUpdate {
+			q = q.For("UPDATE")
+		}
+		err = storage.SelectBound(ctx, db, q, args, c)
+	} else {
+		err = db.NewSelect().Model(c).Where("autorizacion_id = ?", autorizacionID).Scan(ctx)
 	}
-	err := q.Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &AutorizacionNotFoundError{AutorizacionID: autorizacionID}
 	}

@@ -123,22 +123,23 @@ func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
 // PostgreSQL pgx prepares each statement text once per connection and keeps it, so PostgreSQL
 // parses and plans it once: for the few statements on a request's path (see the package doc).
 func ScanBound(ctx context.Context, db bun.IDB, query string, args Args, dest ...any) error {
-	var rows *sql.Rows
-	var err error
-	switch h := db.(type) {
-	case *bun.DB:
-		rows, err = h.DB.QueryContext(ctx, query, args...)
-	case bun.Tx:
-		rows, err = h.Tx.QueryContext(ctx, query, args...)
-	case bun.Conn:
-		rows, err = h.Conn.QueryContext(ctx, query, args...)
-	default:
-		return fmt.Errorf("storage: ScanBound on %T", db)
-	}
+	rows, err := queryBound(ctx, db, query, args)
 	if err != nil {
 		return err
 	}
-	return scanFirst(rows, dest)
+	return scanFirst(rows, func(rows *sql.Rows) error { return rows.Scan(dest...) })
+}
+
+func queryBound(ctx context.Context, db bun.IDB, query string, args Args) (*sql.Rows, error) {
+	switch h := db.(type) {
+	case *bun.DB:
+		return h.DB.QueryContext(ctx, query, args...)
+	case bun.Tx:
+		return h.Tx.QueryContext(ctx, query, args...)
+	case bun.Conn:
+		return h.Conn.QueryContext(ctx, query, args...)
+	}
+	return nil, fmt.Errorf("storage: bound statement on %T", db)
 }
 
 // BoundInsertFrom is BoundInsert taking its values once for each row of from, a table or WITH
@@ -194,5 +195,20 @@ func ExecBound(ctx context.Context, db bun.IDB, query string, args Args) (sql.Re
 	case bun.Conn:
 		return h.Conn.ExecContext(ctx, query, args...)
 	}
-	return nil, fmt.Errorf("storage: ExecBound on %T", db)
+	return nil, fmt.Errorf("storage: bound statement on %T", db)
+}
+
+// SelectBound runs q, a bun SELECT whose values are written as placeholders
+// (Where("x = ?", bun.Safe(args.Add(v)))), as a bound statement on the handle under db, and scans
+// its rows into dest as q.Scan(ctx, dest...) would: a struct gets the first row, sql.ErrNoRows
+// when there is none; a slice gets every row.
+func SelectBound(ctx context.Context, db bun.IDB, q *bun.SelectQuery, args Args, dest ...any) error {
+	rows, err := queryBound(ctx, db, q.String(), args)
+	if err != nil {
+		return err
+	}
+	if len(dest) == 1 && reflect.TypeOf(dest[0]).Elem().Kind() == reflect.Slice {
+		return q.DB().ScanRows(ctx, rows, dest...)
+	}
+	return scanFirst(rows, func(rows *sql.Rows) error { return q.DB().ScanRow(ctx, rows, dest...) })
 }

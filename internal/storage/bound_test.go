@@ -1,8 +1,11 @@
 package storage_test
 
 import (
+	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +149,47 @@ func TestBoundInsertRefusesWhatItCannotWriteAsBun(t *testing.T) {
 	}
 	if _, err := storage.BoundSet(tg.DB, &boundRow{}, &args, "nope"); err == nil {
 		t.Fatal("unknown column: want an error")
+	}
+}
+
+// SelectBound reads what q.Scan reads: a struct the row (sql.ErrNoRows without one), a slice
+// every row, in a transaction too.
+func TestSelectBoundScansAsBun(t *testing.T) {
+	tg := storagetest.Postgres(t)
+	ctx := t.Context()
+	if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	rows := []versioned{{ID: 1, Estado: "A", Note: "it's $1", Version: 3}, {ID: 2, Estado: "A", Version: 1}, {ID: 3, Estado: "B"}}
+	if _, err := tg.DB.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	one := func(db bun.IDB, id int64) (versioned, error) {
+		var v versioned
+		var args storage.Args
+		err := storage.SelectBound(ctx, db, db.NewSelect().Model(&v).Where("id = ?", bun.Safe(args.Add(id))), args, &v)
+		return v, err
+	}
+	if v, err := one(tg.DB, 1); err != nil || v != rows[0] {
+		t.Fatalf("by id 1: %+v, %v; want %+v", v, err, rows[0])
+	}
+	if v, err := one(tg.DB, 9); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("by id 9: %+v, %v; want sql.ErrNoRows", v, err)
+	}
+	err := tg.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		v, err := one(tx, 2)
+		if err != nil || v != rows[1] {
+			t.Errorf("in a transaction: %+v, %v; want %+v", v, err, rows[1])
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []versioned
+	var args storage.Args
+	q := tg.DB.NewSelect().Model(&all).Where("estado = ?", bun.Safe(args.Add("A"))).Order("id")
+	if err := storage.SelectBound(ctx, tg.DB, q, args, &all); err != nil || len(all) != 2 || all[0] != rows[0] || all[1] != rows[1] {
+		t.Fatalf("estado A: %+v, %v; want the first two rows", all, err)
 	}
 }

@@ -113,11 +113,12 @@ func ScanOne(ctx context.Context, q *bun.SelectQuery, dest ...any) error {
 	if err != nil {
 		return err
 	}
-	return scanFirst(rows, dest)
+	return scanFirst(rows, func(rows *sql.Rows) error { return rows.Scan(dest...) })
 }
 
-// scanFirst scans the first row of rows into dest and reads rows to their end.
-func scanFirst(rows *sql.Rows, dest []any) error {
+// scanFirst scans the first row of rows with scan and reads rows to their end; no row is
+// sql.ErrNoRows.
+func scanFirst(rows *sql.Rows, scan func(*sql.Rows) error) error {
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
@@ -125,7 +126,7 @@ func scanFirst(rows *sql.Rows, dest []any) error {
 		}
 		return sql.ErrNoRows
 	}
-	if err := rows.Scan(dest...); err != nil {
+	if err := scan(rows); err != nil {
 		return err
 	}
 	for rows.Next() {
