@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,7 +53,8 @@ func (f *Faults) Open(t testing.TB, tg Target) *bun.DB {
 }
 
 // Fail makes the next n statements whose SQL matches pattern fail (n < 0: every one, until
-// Clear).
+// Clear). A bound statement's arguments are matched as if written after its text, each quoted
+// ('CONSUMIDO'), so a pattern finds a value whether bun wrote it in or it was bound.
 func (f *Faults) Fail(pattern string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -98,11 +101,19 @@ func (f *Faults) note(query string) {
 	}
 }
 
-func (f *Faults) check(query string) error {
+func (f *Faults) check(query string, args ...driver.NamedValue) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.recording {
 		f.log = append(f.log, query)
+	}
+	if len(args) > 0 {
+		var b strings.Builder
+		b.WriteString(query)
+		for _, a := range args {
+			fmt.Fprintf(&b, " '%v'", a.Value)
+		}
+		query = b.String()
 	}
 	for _, r := range f.rules {
 		if r.remaining != 0 && r.re.MatchString(query) {
@@ -148,7 +159,7 @@ func (c *faultConn) PrepareContext(ctx context.Context, query string) (driver.St
 }
 
 func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.f.check(query); err != nil {
+	if err := c.f.check(query, args...); err != nil {
 		return nil, err
 	}
 	if e, ok := c.Conn.(driver.ExecerContext); ok {
@@ -158,7 +169,7 @@ func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver
 }
 
 func (c *faultConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.f.check(query); err != nil {
+	if err := c.f.check(query, args...); err != nil {
 		return nil, err
 	}
 	if q, ok := c.Conn.(driver.QueryerContext); ok {
