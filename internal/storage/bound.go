@@ -118,8 +118,7 @@ func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
 }
 
 // ScanBound runs a bound statement (query with numbered parameters, args its values) on the
-// database/sql handle under db, since bun would drop the arguments of a statement written with
-// $n, and scans its first row into dest as ScanOne does (reading the statement to its end). On
+// database/sql handle under db and scans its first row into dest as ScanOne does (reading the statement to its end). On
 // PostgreSQL pgx prepares each statement text once per connection and keeps it, so PostgreSQL
 // parses and plans it once: for the few statements on a request's path (see the package doc).
 func ScanBound(ctx context.Context, db bun.IDB, query string, args Args, dest ...any) error {
@@ -131,13 +130,26 @@ func ScanBound(ctx context.Context, db bun.IDB, query string, args Args, dest ..
 }
 
 func queryBound(ctx context.Context, db bun.IDB, query string, args Args) (*sql.Rows, error) {
+	h, err := sqlHandle(db)
+	if err != nil {
+		return nil, err
+	}
+	return h.QueryContext(ctx, query, args...)
+}
+
+// sqlHandle is the database/sql handle under db: bun formats '?' and drops the arguments of a
+// statement written with $n, so bound statements bypass it.
+func sqlHandle(db bun.IDB) (interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, error) {
 	switch h := db.(type) {
 	case *bun.DB:
-		return h.DB.QueryContext(ctx, query, args...)
+		return h.DB, nil
 	case bun.Tx:
-		return h.Tx.QueryContext(ctx, query, args...)
+		return h.Tx, nil
 	case bun.Conn:
-		return h.Conn.QueryContext(ctx, query, args...)
+		return h.Conn, nil
 	}
 	return nil, fmt.Errorf("storage: bound statement on %T", db)
 }
@@ -187,15 +199,11 @@ func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (st
 
 // ExecBound runs a bound statement as ScanBound does, for its result.
 func ExecBound(ctx context.Context, db bun.IDB, query string, args Args) (sql.Result, error) {
-	switch h := db.(type) {
-	case *bun.DB:
-		return h.DB.ExecContext(ctx, query, args...)
-	case bun.Tx:
-		return h.Tx.ExecContext(ctx, query, args...)
-	case bun.Conn:
-		return h.Conn.ExecContext(ctx, query, args...)
+	h, err := sqlHandle(db)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("storage: bound statement on %T", db)
+	return h.ExecContext(ctx, query, args...)
 }
 
 // SelectBound runs q, a bun SELECT whose values are written as placeholders

@@ -121,7 +121,7 @@ type audited struct {
 // On PostgreSQL, Snapshot.BoundUpdate and BoundInsertFrom make a data-modifying WITH: the insert
 // writes the row bun's insert writes (a nullzero field NULL, a zero field with a default its
 // default, a value holding '?' and quotes as it is), and only when the compare-and-set matched.
-func TestInsertFromTheUpdatesRow(t *testing.T) {
+func TestBoundInsertFromTheUpdatesRow(t *testing.T) {
 	tg := storagetest.Postgres(t)
 	ctx := t.Context()
 	for _, ddl := range []string{
