@@ -198,15 +198,10 @@ func (s *Store) InsertInvoice(ctx context.Context, t *Transaction, n *Notificati
 	inserted := false
 	insertOnce := func(ctx context.Context, db bun.IDB) error {
 		var res sql.Result
-		var err error
-		if storage.IsPostgres(db) {
-			var a storage.Args
-			var q string
-			if q, err = storage.BoundInsert(db, t, &a); err == nil {
-				res, err = storage.ExecBound(ctx, db, q+" ON CONFLICT (source_xml_hash) DO NOTHING", a)
-			}
-		} else {
-			res, err = db.NewInsert().Model(t).On("CONFLICT (source_xml_hash) DO NOTHING").Returning("NULL").Exec(ctx)
+		var a storage.Args
+		q, err := storage.BoundInsert(db, t, &a)
+		if err == nil {
+			res, err = storage.ExecBound(ctx, db, q+" ON CONFLICT (source_xml_hash) DO NOTHING", a)
 		}
 		if err != nil {
 			return fmt.Errorf("topup: insert transaction: %w", err)
@@ -394,7 +389,7 @@ func (s *Store) save(ctx context.Context, tx bun.Tx, cur, next *Transaction, sna
 // the notification job.
 func (s *Store) settle(ctx context.Context, tx bun.Tx, st Settlement) error {
 	if st.Call != nil {
-		if err := storage.InsertID(ctx, tx.NewInsert().Model(st.Call), &st.Call.ID); err != nil {
+		if err := storage.InsertBoundID(ctx, tx, st.Call, &st.Call.ID); err != nil {
 			return fmt.Errorf("topup: record carrier call: %w", err)
 		}
 	}
@@ -744,13 +739,8 @@ type RecipientDelivery struct {
 // JobDeliveries returns the recorded outcome of each recipient of notification job jobID.
 func (s *Store) JobDeliveries(ctx context.Context, jobID int64) ([]RecipientDelivery, error) {
 	var out []RecipientDelivery
-	var err error
-	if storage.IsPostgres(s.db) {
-		var args storage.Args
-		err = storage.SelectBound(ctx, s.db, s.db.NewSelect().Model(&out).Where("job_id = ?", bun.Safe(args.Add(jobID))), args, &out)
-	} else {
-		err = s.db.NewSelect().Model(&out).Where("job_id = ?", jobID).Scan(ctx)
-	}
+	var args storage.Args
+	err := storage.SelectBound(ctx, s.db, s.db.NewSelect().Model(&out).Where("job_id = ?", bun.Safe(args.Add(jobID))), args, &out)
 	if err != nil {
 		return nil, fmt.Errorf("topup: read deliveries of job %d: %w", jobID, err)
 	}
@@ -768,7 +758,7 @@ func (s *Store) RecordDeliveries(ctx context.Context, ds []RecipientDelivery) er
 	}
 	return storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error {
 		var err error
-		if len(ds) == 1 && storage.IsPostgres(db) { // the common case, one recipient, bound
+		if len(ds) == 1 { // the common case, one recipient, bound
 			var args storage.Args
 			var q string
 			if q, err = storage.BoundInsert(db, &ds[0], &args); err == nil {

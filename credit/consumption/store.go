@@ -90,17 +90,12 @@ func (s *Store) ByAutorizacion(ctx context.Context, autorizacionID string) (*Con
 
 func byAutorizacion(ctx context.Context, db bun.IDB, autorizacionID string, forUpdate bool) (*Consumo, error) {
 	c := new(Consumo)
-	var err error
-	if storage.IsPostgres(db) {
-		var args storage.Args
-		q := db.NewSelect().Model(c).Where("autorizacion_id = ?", bun.Safe(args.Add(autorizacionID)))
-		if forUpdate {
-			q = q.For("UPDATE")
-		}
-		err = storage.SelectBound(ctx, db, q, args, c)
-	} else {
-		err = db.NewSelect().Model(c).Where("autorizacion_id = ?", autorizacionID).Scan(ctx)
+	var args storage.Args
+	q := db.NewSelect().Model(c).Where("autorizacion_id = ?", bun.Safe(args.Add(autorizacionID)))
+	if forUpdate && storage.IsPostgres(db) {
+		q = q.For("UPDATE")
 	}
+	err := storage.SelectBound(ctx, db, q, args, c)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &AutorizacionNotFoundError{AutorizacionID: autorizacionID}
 	}
@@ -163,7 +158,7 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 		return nil
 	}
 	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
-		if err := storage.InsertID(ctx, tx.NewInsert().Model(c), &c.ID); err != nil {
+		if err := storage.InsertBoundID(ctx, tx, c, &c.ID); err != nil {
 			return insertAutorizadoError(c, err)
 		}
 		in.ConsumoID = c.ID
@@ -504,17 +499,7 @@ func save(ctx context.Context, db bun.IDB, prev int64, c *Consumo, snap storage.
 }
 
 func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	var err error
-	if storage.IsPostgres(db) {
-		var args storage.Args
-		var q string
-		if q, err = storage.BoundInsert(db, in, &args); err == nil {
-			err = storage.ScanBound(ctx, db, q+" RETURNING id", args, &in.ID)
-		}
-	} else {
-		err = storage.InsertID(ctx, db.NewInsert().Model(in), &in.ID)
-	}
-	if err != nil {
+	if err := storage.InsertBoundID(ctx, db, in, &in.ID); err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}
 	return nil
@@ -524,14 +509,13 @@ func insertIntento(ctx context.Context, db bun.IDB, in *Intento) error {
 var intentoOutcome = []string{"consumo_id", "autorizacion_id", "resultado", "codigo_upstream", "mensaje_upstream", "respuesta", "terminado_at"}
 
 func finishIntento(ctx context.Context, db bun.IDB, in *Intento) error {
-	_, err := finishIntentoQuery(db, in).Exec(ctx)
+	var args storage.Args
+	set, err := storage.BoundSet(db, in, &args, intentoOutcome...)
+	if err == nil {
+		_, err = storage.ExecBound(ctx, db, "UPDATE consumo_intentos SET "+set+" WHERE id = "+args.Add(in.ID), args)
+	}
 	if err != nil {
 		return fmt.Errorf("consumption: audit %s attempt: %w", in.Operacion, err)
 	}
 	return nil
-}
-
-// finishIntentoQuery is finishIntento's statement: the outcome columns of in, by primary key.
-func finishIntentoQuery(db bun.IDB, in *Intento) *bun.UpdateQuery {
-	return db.NewUpdate().Model(in).Column(intentoOutcome...).WherePK()
 }

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,10 +12,12 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
 )
 
 // Args are the values of a bound statement, one per numbered parameter ($1, $2, ...), in order.
+// Both engines take $n: modernc.org/sqlite binds SQLite's $NNN parameter to the NNNth argument.
 type Args []any
 
 // Add appends v and returns its placeholder.
@@ -23,11 +27,12 @@ func (a *Args) Add(v any) string {
 }
 
 // BoundInsert is db.NewInsert().Model(model) (model a pointer to a bun model struct) with
-// PostgreSQL's numbered parameters: `INSERT INTO "table" ("col", ...) VALUES ($i, ...)`, each
-// value appended to args. The columns are bun's less those its insert sets to DEFAULT (a nil
+// numbered parameters: `INSERT INTO "table" ("col", ...) VALUES ($i, ...)`, each value appended
+// to args. On PostgreSQL the columns are bun's less those its insert sets to DEFAULT (a nil
 // pointer, a zero autoincrement key or nullzero field, a zero field with a default), which are
-// left out and so get the same default; the values are given to pgx as they are in Go (see
-// boundValue).
+// left out and so get the same default; on SQLite, which has no DEFAULT in VALUES, such a column
+// gets what bun writes there (its default expression, or NULL; a NOT NULL one is left out). See
+// boundValue for the values.
 func BoundInsert(db bun.IDB, model any, args *Args) (string, error) {
 	table, cols, vals, err := boundRow(db, model, args)
 	if err != nil {
@@ -39,22 +44,29 @@ func BoundInsert(db bun.IDB, model any, args *Args) (string, error) {
 // boundRow gives BoundInsert's columns and placeholders, appending the values to args.
 func boundRow(db bun.IDB, model any, args *Args) (table *schema.Table, cols, vals string, err error) {
 	v := reflect.ValueOf(model).Elem()
-	table = db.Dialect().Tables().Get(v.Type())
+	d := db.Dialect()
+	table = d.Tables().Get(v.Type())
 	var c, p strings.Builder
 	for _, f := range table.Fields {
+		val := ""
 		if (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")) {
-			continue
-		}
-		val, err := boundValue(f, v)
-		if err != nil {
-			return nil, "", "", err
+			if d.Name() != dialect.SQLite || f.NotNull {
+				continue
+			}
+			val = cmp.Or(f.SQLDefault, "NULL") // as bun's insert on SQLite
+		} else {
+			bv, err := boundValue(d, f, v)
+			if err != nil {
+				return nil, "", "", err
+			}
+			val = args.Add(bv)
 		}
 		if c.Len() > 0 {
 			c.WriteString(", ")
 			p.WriteString(", ")
 		}
 		c.WriteString(string(f.SQLName))
-		p.WriteString(args.Add(val))
+		p.WriteString(val)
 	}
 	return table, c.String(), p.String(), nil
 }
@@ -70,7 +82,7 @@ func BoundSet(db bun.IDB, model any, args *Args, columns ...string) (string, err
 		if !ok {
 			return "", fmt.Errorf("storage: %s has no column %q", table.Name, col)
 		}
-		val, err := boundValue(f, v)
+		val, err := boundValue(db.Dialect(), f, v)
 		if err != nil {
 			return "", err
 		}
@@ -89,13 +101,26 @@ var (
 	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
 )
 
-// boundValue is the value of f in strct as a bound argument: NULL where bun writes NULL (a nil
-// pointer, a zero nullzero field), otherwise the Go value, which pgx encodes for the column's type
-// as bun writes it (a driver.Valuer through its Value, a struct or map for a JSON column through
-// encoding/json, a nil slice or map as NULL). A field bun writes by other means (its AppendQuery,
-// bun.NullTime aside, an array, hstore, msgpack or composite option) is refused rather than
-// written differently.
-func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
+// boundValue is the value of f in strct as a bound argument, what bun would write for it.
+//
+// On PostgreSQL: NULL where bun writes NULL (a nil pointer, a zero nullzero field), otherwise
+// the Go value, which pgx encodes for the column's type as bun writes it (a driver.Valuer
+// through its Value, a struct or map for a JSON column through encoding/json, a nil slice or map
+// as NULL). A field bun writes by other means (its AppendQuery, bun.NullTime aside, an array,
+// hstore, msgpack or composite option) is refused rather than written differently.
+//
+// On SQLite, where a column takes any value, the value is read back from the literal bun
+// writes for the field (sqliteLiteral), so that the stored value is bun's to the byte (its
+// time format, its JSON text, its stripped NUL characters).
+func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value) (any, error) {
+	if d.Name() == dialect.SQLite {
+		lit := f.AppendValue(schema.NewFormatter(d), nil, strct)
+		v, err := sqliteLiteral(lit)
+		if err != nil {
+			return nil, fmt.Errorf("storage: bound %s.%s: %w", f.Table.Name, f.Name, err)
+		}
+		return v, nil
+	}
 	if f.IndirectType != nullTime && (f.IndirectType.Implements(queryAppender) || reflect.PointerTo(f.IndirectType).Implements(queryAppender)) {
 		return nil, fmt.Errorf("storage: bound %s.%s: bun writes it with its AppendQuery", f.Table.Name, f.Name)
 	}
@@ -117,10 +142,41 @@ func boundValue(f *schema.Field, strct reflect.Value) (any, error) {
 	return v, nil
 }
 
+// sqliteLiteral is the value of one SQL literal as bun's SQLite dialect writes it: NULL, TRUE or
+// FALSE, a quoted string ('' for a quote), a blob (X'hex') or a number. Anything else (an
+// expression, an error bun wrote into the text) is an error.
+func sqliteLiteral(lit []byte) (any, error) {
+	s := string(lit)
+	switch {
+	case s == "NULL":
+		return nil, nil
+	case s == "TRUE":
+		return true, nil
+	case s == "FALSE":
+		return false, nil
+	case len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'':
+		body := s[1 : len(s)-1]
+		if strings.Contains(strings.ReplaceAll(body, "''", ""), "'") {
+			return nil, fmt.Errorf("not a literal: %.40s", s)
+		}
+		return strings.ReplaceAll(body, "''", "'"), nil
+	case len(s) >= 3 && s[:2] == "X'" && s[len(s)-1] == '\'':
+		return hex.DecodeString(s[2 : len(s)-1])
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return x, nil
+	}
+	return nil, fmt.Errorf("not a literal: %.40s", s)
+}
+
 // ScanBound runs a bound statement (query with numbered parameters, args its values) on the
-// database/sql handle under db and scans its first row into dest as ScanOne does (reading the statement to its end). On
-// PostgreSQL pgx prepares each statement text once per connection and keeps it, so PostgreSQL
-// parses and plans it once: for the few statements on a request's path (see the package doc).
+// database/sql handle under db and scans its first row into dest as ScanOne does (reading the
+// statement to its end). Each statement text is prepared once per connection and kept (by pgx;
+// on SQLite by the connection's statement cache), so the database parses and plans it once: for
+// the few statements on a request's path (see the package doc).
 func ScanBound(ctx context.Context, db bun.IDB, query string, args Args, dest ...any) error {
 	rows, err := queryBound(ctx, db, query, args)
 	if err != nil {
@@ -175,9 +231,12 @@ func BoundInsertFrom(db bun.IDB, model any, from string, args *Args) (string, er
 	return q, nil
 }
 
-// BoundUpdate is UpdateQuery with numbered parameters, each value appended to args; "" when
-// nothing changed. Update runs it on PostgreSQL; a caller that runs it as part of a larger
-// statement owns what Update does after it, as with UpdateQuery.
+// BoundUpdate is the statement Update runs, with numbered parameters, each value appended to
+// args: the columns of model that changed since the snapshot (never created_at) and version =
+// prev+1, by primary key, where the stored row is still at version prev; "" when nothing changed
+// (Update writes nothing then). A caller that runs it as part of a larger statement (a
+// data-modifying WITH on PostgreSQL, with RETURNING to see whether the row matched) owns what
+// Update does after it: a row not matched is ErrStale, and the version is prev+1 afterwards.
 func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (string, error) {
 	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
 	if len(cols) == 0 {
@@ -191,10 +250,34 @@ func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (st
 	var b strings.Builder
 	b.WriteString("UPDATE " + string(s.table.SQLName) + " SET " + set + `, "version" = ` + args.Add(prev+1) + " WHERE ")
 	for _, f := range s.table.PKs {
-		b.WriteString(string(f.SQLName) + " = " + args.Add(f.Value(v).Interface()) + " AND ")
+		pk, err := boundValue(db.Dialect(), f, v)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(string(f.SQLName) + " = " + args.Add(pk) + " AND ")
 	}
 	b.WriteString(`"version" = ` + args.Add(prev))
 	return b.String(), nil
+}
+
+// InsertBoundID runs BoundInsert of model, one row of a table whose primary key is an
+// autoincrement column named id, and sets *id to the new row's key, as InsertID does for bun's
+// insert (RETURNING on PostgreSQL, the last insert rowid on SQLite).
+func InsertBoundID(ctx context.Context, db bun.IDB, model any, id *int64) error {
+	var args Args
+	q, err := BoundInsert(db, model, &args)
+	if err != nil {
+		return err
+	}
+	if IsPostgres(db) {
+		return ScanBound(ctx, db, q+" RETURNING id", args, id)
+	}
+	res, err := ExecBound(ctx, db, q, args)
+	if err != nil {
+		return err
+	}
+	*id, err = res.LastInsertId()
+	return err
 }
 
 // ExecBound runs a bound statement as ScanBound does, for its result.

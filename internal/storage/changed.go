@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
@@ -60,22 +59,12 @@ var ErrStale = errors.New("storage: record changed since it was read")
 // written), prev+1 when it wrote. The model's table must have a "version" column that every
 // write goes through here to bump.
 func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64) (int64, error) {
-	var res sql.Result
-	var err error
-	if IsPostgres(db) {
-		var args Args
-		q, berr := s.BoundUpdate(db, model, prev, &args)
-		if berr != nil || q == "" {
-			return prev, berr
-		}
-		res, err = ExecBound(ctx, db, q, args)
-	} else {
-		q := s.UpdateQuery(db, model, prev)
-		if q == nil {
-			return prev, nil
-		}
-		res, err = q.Exec(ctx)
+	var args Args
+	q, err := s.BoundUpdate(db, model, prev, &args)
+	if err != nil || q == "" {
+		return prev, err
 	}
+	res, err := ExecBound(ctx, db, q, args)
 	if err != nil {
 		return prev, fmt.Errorf("storage: update %s: %w", s.table.Name, err)
 	}
@@ -87,21 +76,6 @@ func (s Snapshot) Update(ctx context.Context, db bun.IDB, model any, prev int64)
 		return prev, ErrStale
 	}
 	return prev + 1, nil
-}
-
-// UpdateQuery is the statement Update runs: the columns of model that changed since the
-// snapshot (never created_at) and version = prev+1, by primary key, where the stored row is still
-// at version prev. It is nil when nothing changed (Update writes nothing then). A caller that
-// runs it as part of a larger statement (a data-modifying WITH on PostgreSQL, with RETURNING to
-// see whether the row matched) owns what Update does after it: a row not matched is ErrStale,
-// and the version is prev+1 afterwards.
-func (s Snapshot) UpdateQuery(db bun.IDB, model any, prev int64) *bun.UpdateQuery {
-	cols := slices.DeleteFunc(s.Changed(model), func(c string) bool { return c == "created_at" || c == "version" })
-	if len(cols) == 0 {
-		return nil
-	}
-	return db.NewUpdate().Model(model).Column(append(cols, "version")...).Value("version", "?", prev+1).
-		WherePK().Where("version = ?", prev)
 }
 
 // ScanOne runs q and scans its first row into dest, like q.Scan(ctx, dest...), but reads the

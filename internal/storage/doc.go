@@ -30,20 +30,20 @@
 // bun writes argument values into the SQL text, so every statement is new to the driver. On
 // PostgreSQL such statements (no arguments) go over the simple protocol, one round trip: pgx's
 // default prepared-statement cache cost a Parse round trip per statement and churned the cache.
-// Statements with arguments keep pgx's cache: pgx prepares each once per connection, and
-// PostgreSQL parses and plans it once instead of at every execution. The writes on a request's
-// path are therefore bound statements on PostgreSQL (River's, and the stores' through
-// [BoundInsert], [BoundInsertFrom], [BoundSet] and [Snapshot.BoundUpdate], which write the row
-// bun would write with numbered parameters, run by [ScanBound] and [ExecBound]); planning bun's
-// literal statements was half of PostgreSQL's CPU for an authorization. On SQLite, where compiling a statement
-// costs more than running it, the connection keeps each statement that arrives with arguments
-// (River's fetch and per-job completion) compiled, keyed by its text, up to 256; a second use
-// while the first one's rows are open runs uncached. An UPDATE of a record writes only the
-// columns that changed since it was read ([Snapshot]); on PostgreSQL a store may run that
-// compare-and-set ([Snapshot.BoundUpdate]) with the inserts that depend on it ([BoundInsertFrom])
-// as one data-modifying WITH, atomic without BEGIN and COMMIT, read with [ScanBound] (which,
-// unlike bun's Scan, returns an error that arrives after the row, such as one raised at commit,
-// as [ScanOne] does for a bun query).
+// Statements with arguments are kept prepared: pgx prepares each once per connection, and on
+// SQLite, where compiling a statement costs more than running it, the connection keeps each
+// statement that arrives with arguments compiled, keyed by its text, up to 256 (a second use
+// while the first one's rows are open runs uncached). The writes and reads on a request's path
+// are therefore bound statements on both engines (River's, and the stores' through
+// [BoundInsert], [InsertBoundID], [BoundInsertFrom], [BoundSet], [Snapshot.BoundUpdate] and
+// [SelectBound], which write the row bun would write with numbered parameters, run by
+// [ScanBound] and [ExecBound]): planning bun's literal statements was half of PostgreSQL's CPU
+// for an authorization, and compiling them a tenth of the services' CPU on SQLite. An UPDATE of
+// a record writes only the columns that changed since it was read ([Snapshot]); on PostgreSQL a
+// store may run that compare-and-set ([Snapshot.BoundUpdate]) with the inserts that depend on it
+// ([BoundInsertFrom]) as one data-modifying WITH, atomic without BEGIN and COMMIT, read with
+// [ScanBound] (which, unlike bun's Scan, returns an error that arrives after the row, such as
+// one raised at commit, as [ScanOne] does for a bun query).
 //
 // Migrations are bun/migrate collections built with [NewMigrations]. Each service keeps its own
 // bookkeeping table (for example "credit_migrations"), so two services can share one PostgreSQL

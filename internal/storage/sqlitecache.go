@@ -22,12 +22,13 @@ type sqliteConn interface {
 	driver.Validator
 }
 
-// stmtCacheConn keeps each statement that comes with arguments (River's) compiled on the
-// SQLite connection, keyed by its text. modernc's connection compiles such a statement at every
-// execution; River completes each job with one UPDATE ... RETURNING (riversqlite has no batch
-// form), and compiling it was about a third of the time a completion held the one connection
-// (BenchmarkCompleteSQLite in internal/jobs). bun writes its arguments into the SQL text, so
-// its statements arrive without arguments and are not cached (each text is new).
+// stmtCacheConn keeps each statement that comes with arguments (River's, the stores' bound
+// statements) compiled on the SQLite connection, keyed by its text. modernc's connection
+// compiles such a statement at every execution; River completes each job with one UPDATE ...
+// RETURNING (riversqlite has no batch form), and compiling it was about a third of the time a
+// completion held the one connection (BenchmarkCompleteSQLite in internal/jobs). bun writes its
+// arguments into the SQL text, so its own statements arrive without arguments and are not
+// cached (each text is new).
 //
 // A cached statement in use (its rows still open) is not shared: the second caller runs
 // uncached. database/sql uses a connection from one goroutine at a time.
