@@ -143,7 +143,7 @@ func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value) (any, er
 }
 
 // sqliteLiteral is the value of one SQL literal as bun's SQLite dialect writes it: NULL, TRUE or
-// FALSE, a quoted string (” for a quote), a blob (X'hex') or a number. Anything else (an
+// FALSE, a quoted string (a quote doubled inside), a blob (X'hex') or a number. Anything else (an
 // expression, an error bun wrote into the text) is an error.
 func sqliteLiteral(lit []byte) (any, error) {
 	s := string(lit)
