@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -23,8 +24,19 @@ type Args []any
 // Add appends v and returns its placeholder.
 func (a *Args) Add(v any) string {
 	*a = append(*a, v)
+	if n := len(*a); n < len(placeholders) {
+		return placeholders[n]
+	}
 	return "$" + strconv.Itoa(len(*a))
 }
+
+// placeholders are "$1" to "$63", written once.
+var placeholders = func() (p [64]string) {
+	for i := range p {
+		p[i] = "$" + strconv.Itoa(i)
+	}
+	return p
+}()
 
 // BoundInsert is db.NewInsert().Model(model) (model a pointer to a bun model struct) with
 // numbered parameters: `INSERT INTO "table" ("col", ...) VALUES ($i, ...)`, each value appended
@@ -47,6 +59,7 @@ func boundRow(db bun.IDB, model any, args *Args) (table *schema.Table, cols, val
 	d := db.Dialect()
 	table = d.Tables().Get(v.Type())
 	var c, p strings.Builder
+	var scratch []byte
 	for _, f := range table.Fields {
 		val := ""
 		if (f.IsPtr && f.HasNilValue(v)) || (f.HasZeroValue(v) && (f.NullZero || f.SQLDefault != "")) {
@@ -55,7 +68,7 @@ func boundRow(db bun.IDB, model any, args *Args) (table *schema.Table, cols, val
 			}
 			val = cmp.Or(f.SQLDefault, "NULL") // as bun's insert on SQLite
 		} else {
-			bv, err := boundValue(d, f, v)
+			bv, err := boundValue(d, f, v, &scratch)
 			if err != nil {
 				return nil, "", "", err
 			}
@@ -77,12 +90,13 @@ func BoundSet(db bun.IDB, model any, args *Args, columns ...string) (string, err
 	v := reflect.ValueOf(model).Elem()
 	table := db.Dialect().Tables().Get(v.Type())
 	var b strings.Builder
+	var scratch []byte
 	for i, col := range columns {
 		f, ok := table.FieldMap[col]
 		if !ok {
 			return "", fmt.Errorf("storage: %s has no column %q", table.Name, col)
 		}
-		val, err := boundValue(db.Dialect(), f, v)
+		val, err := boundValue(db.Dialect(), f, v, &scratch)
 		if err != nil {
 			return "", err
 		}
@@ -111,10 +125,18 @@ var (
 //
 // On SQLite, where a column takes any value, the value is read back from the literal bun
 // writes for the field (sqliteLiteral), so that the stored value is bun's to the byte (its
-// time format, its JSON text, its stripped NUL characters).
-func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value) (any, error) {
+// time format, its JSON text, its stripped NUL characters); scratch, when not nil, is a buffer
+// the literal may be written into.
+func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value, scratch *[]byte) (any, error) {
 	if d.Name() == dialect.SQLite {
-		lit := f.AppendValue(schema.NewFormatter(d), nil, strct)
+		var buf []byte
+		if scratch != nil {
+			buf = (*scratch)[:0]
+		}
+		lit := f.AppendValue(schema.NewFormatter(d), buf, strct)
+		if scratch != nil {
+			*scratch = lit
+		}
 		v, err := sqliteLiteral(lit)
 		if err != nil {
 			return nil, fmt.Errorf("storage: bound %s.%s: %w", f.Table.Name, f.Name, err)
@@ -146,30 +168,33 @@ func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value) (any, er
 // FALSE, a quoted string (a quote doubled inside), a blob (X'hex') or a number. Anything else (an
 // expression, an error bun wrote into the text) is an error.
 func sqliteLiteral(lit []byte) (any, error) {
-	s := string(lit)
+	n := len(lit)
 	switch {
-	case s == "NULL":
+	case string(lit) == "NULL":
 		return nil, nil
-	case s == "TRUE":
+	case string(lit) == "TRUE":
 		return true, nil
-	case s == "FALSE":
+	case string(lit) == "FALSE":
 		return false, nil
-	case len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'':
-		body := s[1 : len(s)-1]
-		if strings.Contains(strings.ReplaceAll(body, "''", ""), "'") {
-			return nil, fmt.Errorf("not a literal: %.40s", s)
+	case n >= 2 && lit[0] == '\'' && lit[n-1] == '\'':
+		body := lit[1 : n-1]
+		if !bytes.Contains(body, []byte("'")) {
+			return string(body), nil
 		}
-		return strings.ReplaceAll(body, "''", "'"), nil
-	case len(s) >= 3 && s[:2] == "X'" && s[len(s)-1] == '\'':
-		return hex.DecodeString(s[2 : len(s)-1])
+		if bytes.Contains(bytes.ReplaceAll(body, []byte("''"), nil), []byte("'")) {
+			return nil, fmt.Errorf("not a literal: %.40s", lit)
+		}
+		return string(bytes.ReplaceAll(body, []byte("''"), []byte("'"))), nil
+	case n >= 3 && lit[0] == 'X' && lit[1] == '\'' && lit[n-1] == '\'':
+		return hex.DecodeString(string(lit[2 : n-1]))
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, nil
+	if v, err := strconv.ParseInt(string(lit), 10, 64); err == nil {
+		return v, nil
 	}
-	if x, err := strconv.ParseFloat(s, 64); err == nil {
+	if x, err := strconv.ParseFloat(string(lit), 64); err == nil {
 		return x, nil
 	}
-	return nil, fmt.Errorf("not a literal: %.40s", s)
+	return nil, fmt.Errorf("not a literal: %.40s", lit)
 }
 
 // ScanBound runs a bound statement (query with numbered parameters, args its values) on the
@@ -250,7 +275,7 @@ func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (st
 	var b strings.Builder
 	b.WriteString("UPDATE " + string(s.table.SQLName) + " SET " + set + `, "version" = ` + args.Add(prev+1) + " WHERE ")
 	for _, f := range s.table.PKs {
-		pk, err := boundValue(db.Dialect(), f, v)
+		pk, err := boundValue(db.Dialect(), f, v, nil)
 		if err != nil {
 			return "", err
 		}

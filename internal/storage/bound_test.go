@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,61 @@ func testSelectBoundScansAsBun(t *testing.T, tg storagetest.Target) {
 	q := tg.DB.NewSelect().Model(&all).Where("estado = ?", bun.Safe(args.Add("A"))).Order("id")
 	if err := storage.SelectBound(ctx, tg.DB, q, args, &all); err != nil || len(all) != 2 || all[0] != rows[0] || all[1] != rows[1] {
 		t.Fatalf("estado A: %+v, %v; want the first two rows", all, err)
+	}
+}
+
+// On SQLite a bound statement is compiled once per connection: the same statement shape with
+// other values reuses it.
+func TestBoundStatementsStayCompiledOnSQLite(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	ctx := t.Context()
+	if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		row := versioned{ID: int64(i + 1), Estado: "A", Note: fmt.Sprintf("n%d", i), Version: 1}
+		var args storage.Args
+		q, err := storage.BoundInsert(tg.DB, &row, &args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storage.ExecBound(ctx, tg.DB, q, args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, busy, err := storage.CachedStatements(tg.DB.DB); err != nil || n != 1 || busy != 0 {
+		t.Fatalf("cached statements %d (%d in use), %v; want the insert's, once", n, busy, err)
+	}
+}
+
+func TestSQLiteLiteral(t *testing.T) {
+	cases := []struct {
+		name, lit string
+		want      any
+	}{
+		{"null", "NULL", nil},
+		{"true", "TRUE", true},
+		{"false", "FALSE", false},
+		{"string", "'abc'", "abc"},
+		{"empty string", "''", ""},
+		{"doubled quote", "'it''s ''$1'''", "it's '$1'"},
+		{"JSON text", `'{"a":"it''s"}'`, `{"a":"it's"}`},
+		{"time", "'2026-11-29 03:30:00.123456+00:00'", "2026-11-29 03:30:00.123456+00:00"},
+		{"blob", "X'00ff'", []byte{0, 0xff}},
+		{"integer", "-42", int64(-42)},
+		{"float", "1.5", 1.5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := storage.SQLiteLiteral([]byte(tc.lit))
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("%s: %#v, %v; want %#v", tc.lit, got, err, tc.want)
+			}
+		})
+	}
+	for _, lit := range []string{"CURRENT_TIMESTAMP", "'a'b'", "'''", "X'zz'", "1 + 1", ""} {
+		if got, err := storage.SQLiteLiteral([]byte(lit)); err == nil {
+			t.Errorf("%q: %#v, want an error", lit, got)
+		}
 	}
 }

@@ -38,3 +38,6 @@ func CachedStatements(db *sql.DB) (n, busy int, err error) {
 
 // MaxCachedStatements is the bound of that cache.
 const MaxCachedStatements = maxCachedStatements
+
+// SQLiteLiteral is sqliteLiteral.
+var SQLiteLiteral = sqliteLiteral
