@@ -65,7 +65,7 @@ func (s *Store) Insert(ctx context.Context, c *Client) error {
 	c.ERPSynced, c.ERPSyncedAt, c.ERPResponse = false, nil, nil
 	c.Version = 1
 	c.SearchText = searchText(c)
-	err := storage.InsertID(ctx, s.db.NewInsert().Model(c), &c.ID)
+	err := storage.InsertBoundID(ctx, s.db, c, &c.ID)
 	if err != nil {
 		return uniqueError(err, "insert client")
 	}

@@ -34,7 +34,7 @@ var openCard = storage.Unique{Name: "pagos_tarjeta_abierta", Table: "pagos", Col
 // error is a *ConflictError naming the record that holds it (outcome unknown when it waits for
 // a debt query, judged with staleBefore).
 func (s *Store) Open(ctx context.Context, p *Pago, staleBefore time.Time) error {
-	err := storage.InsertID(ctx, s.db.NewInsert().Model(p), &p.ID)
+	err := storage.InsertBoundID(ctx, s.db, p, &p.ID)
 	if openCard.Violated(err) {
 		return s.conflict(ctx, p.NumeroTarjeta, staleBefore)
 	}
@@ -155,7 +155,7 @@ func (s *Store) insertEntrega(ctx context.Context, tx bun.Tx, p *Pago, ch Change
 	if ch.HandOverBlocked != "" {
 		e.Evento, e.Estado, e.UltimoError = EventoPago, EntregaFallida, ch.HandOverBlocked
 	}
-	if err := storage.InsertID(ctx, tx.NewInsert().Model(e), &e.ID); err != nil {
+	if err := storage.InsertBoundID(ctx, tx, e, &e.ID); err != nil {
 		return fmt.Errorf("payments: record the ERP hand-over of payment %d: %w", p.ID, err)
 	}
 	if e.Estado != EntregaPendiente {

@@ -286,8 +286,10 @@ func (s Snapshot) BoundUpdate(db bun.IDB, model any, prev int64, args *Args) (st
 }
 
 // InsertBoundID runs BoundInsert of model, one row of a table whose primary key is an
-// autoincrement column named id, and sets *id to the new row's key, as InsertID does for bun's
-// insert (RETURNING on PostgreSQL, the last insert rowid on SQLite).
+// autoincrement column named id, and sets *id to the new row's key: with RETURNING on
+// PostgreSQL, from the connection's last insert rowid on SQLite, which compiles a RETURNING
+// clause into a trigger program (BenchmarkInsertBoundID). Not for an insert that may write no
+// row (ON CONFLICT DO NOTHING): SQLite would report an earlier row's.
 func InsertBoundID(ctx context.Context, db bun.IDB, model any, id *int64) error {
 	var args Args
 	q, err := BoundInsert(db, model, &args)

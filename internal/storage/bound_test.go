@@ -112,7 +112,7 @@ func testBoundStatementsWriteBunsRow(t *testing.T, tg storagetest.Target) {
 		t.Run(tc.name, func(t *testing.T) {
 			viaBun, viaBound := tc.row, tc.row
 			viaBun.Ref, viaBound.Ref = "bun", "bun"
-			if err := storage.InsertID(ctx, tg.DB.NewInsert().Model(&viaBun), &viaBun.ID); err != nil {
+			if _, err := tg.DB.NewInsert().Model(&viaBun).Returning("id").Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
 			var args storage.Args
@@ -205,7 +205,7 @@ func TestSelectBoundScansAsBun(t *testing.T) {
 
 func testSelectBoundScansAsBun(t *testing.T, tg storagetest.Target) {
 	ctx := t.Context()
-	if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+	if _, err := tg.DB.ExecContext(ctx, versionedDDL); err != nil {
 		t.Fatal(err)
 	}
 	rows := []versioned{{ID: 1, Estado: "A", Note: "it's $1", Version: 3}, {ID: 2, Estado: "A", Version: 1}, {ID: 3, Estado: "B"}}
@@ -247,7 +247,7 @@ func testSelectBoundScansAsBun(t *testing.T, tg storagetest.Target) {
 func TestBoundStatementsStayCompiledOnSQLite(t *testing.T) {
 	tg := storagetest.SQLite(t)
 	ctx := t.Context()
-	if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+	if _, err := tg.DB.ExecContext(ctx, versionedDDL); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {

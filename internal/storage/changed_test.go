@@ -61,6 +61,9 @@ func TestSnapshotListsWhatChanged(t *testing.T) {
 	})
 }
 
+// versionedDDL creates versioned's table on either engine.
+const versionedDDL = `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`
+
 type versioned struct {
 	bun.BaseModel `bun:"table:versioned"`
 	ID            int64  `bun:"id,pk"`
@@ -74,7 +77,7 @@ type versioned struct {
 func TestSnapshotUpdateIsCompareAndSet(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		ctx := t.Context()
-		if _, err := tg.DB.ExecContext(ctx, `CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`); err != nil {
+		if _, err := tg.DB.ExecContext(ctx, versionedDDL); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tg.DB.NewInsert().Model(&versioned{ID: 1, Estado: "A", Note: "n"}).Exec(ctx); err != nil {
@@ -125,7 +128,7 @@ func TestBoundInsertFromTheUpdatesRow(t *testing.T) {
 	tg := storagetest.Postgres(t)
 	ctx := t.Context()
 	for _, ddl := range []string{
-		`CREATE TABLE versioned (id BIGINT PRIMARY KEY, estado VARCHAR(20), note VARCHAR(20), version BIGINT NOT NULL)`,
+		versionedDDL,
 		`CREATE TABLE audited (id BIGSERIAL PRIMARY KEY, ref TEXT NOT NULL, body TEXT, kind TEXT DEFAULT 'plain', note JSONB, count BIGINT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
 	} {
 		if _, err := tg.DB.ExecContext(ctx, ddl); err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
-// InsertID sets the new row's key on both engines, alone and in a SQLite commit group (where
-// the insert runs in a savepoint).
-func TestInsertID(t *testing.T) {
+// InsertBoundID sets the new row's key on both engines, alone and in a SQLite commit group
+// (where the insert runs in a savepoint).
+func TestInsertBoundID(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		if _, err := storage.Migrate(t.Context(), tg.DB, "test_migrations", testMigrations); err != nil {
 			t.Fatal(err)
@@ -23,7 +23,7 @@ func TestInsertID(t *testing.T) {
 		for _, code := range []string{"K1", "K2", "K3"} {
 			it := &item{Code: code, Estado: "NEW", CreatedAt: time.Now().UTC()}
 			err := storage.RunInTx(t.Context(), tg.DB, func(ctx context.Context, tx bun.Tx) error {
-				return storage.InsertID(ctx, tx.NewInsert().Model(it), &it.ID)
+				return storage.InsertBoundID(ctx, tx, it, &it.ID)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -40,11 +40,11 @@ func TestInsertID(t *testing.T) {
 	})
 }
 
-// BenchmarkInsertID: one row with its key read back, as RETURNING "id" and as InsertID, 100
-// rows per transaction so that the commit does not hide the statement.
-func BenchmarkInsertID(b *testing.B) {
+// BenchmarkInsertBoundID: one row with its key read back, as bun's RETURNING "id" and as
+// InsertBoundID, 100 rows per transaction so that the commit does not hide the statement.
+func BenchmarkInsertBoundID(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
-		for _, how := range []string{"returning", "InsertID"} {
+		for _, how := range []string{"returning", "InsertBoundID"} {
 			b.Run(engine+"/"+how, func(b *testing.B) {
 				db := storagetest.Fresh(b, engine).DB
 				if _, err := storage.Migrate(b.Context(), db, "test_migrations", testMigrations); err != nil {
@@ -57,12 +57,11 @@ func BenchmarkInsertID(b *testing.B) {
 						for range min(100, b.N-done) {
 							n++ // codes are unique
 							it := &item{Code: "B" + strconv.Itoa(n), Estado: "NEW", CreatedAt: time.Now().UTC()}
-							q := tx.NewInsert().Model(it)
 							var err error
 							if how == "returning" {
-								_, err = q.Returning("id").Exec(ctx)
+								_, err = tx.NewInsert().Model(it).Returning("id").Exec(ctx)
 							} else {
-								err = storage.InsertID(ctx, q, &it.ID)
+								err = storage.InsertBoundID(ctx, tx, it, &it.ID)
 							}
 							if err != nil || it.ID == 0 {
 								b.Fatalf("id %d, %v", it.ID, err)

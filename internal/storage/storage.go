@@ -291,24 +291,3 @@ func IsUniqueViolation(err error) bool {
 	}
 	return false
 }
-
-// InsertID runs q, the INSERT of one row into a table whose primary key is an autoincrement
-// column named id, and sets *id to the new row's key: with RETURNING on PostgreSQL, from the
-// connection's last insert rowid on SQLite, which compiles a RETURNING clause into a trigger
-// program at every execution (BenchmarkInsertID: 93 to 31 us per insert on SQLite). Not for an
-// insert that may write no row (ON CONFLICT DO NOTHING): SQLite would report an earlier row's.
-func InsertID(ctx context.Context, q *bun.InsertQuery, id *int64) error {
-	if q.Dialect().Name() == dialect.PG {
-		return q.Returning("id").Scan(ctx, id)
-	}
-	res, err := q.Returning("NULL").Exec(ctx)
-	if err != nil {
-		return err
-	}
-	n, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	*id = n
-	return nil
-}
