@@ -74,52 +74,12 @@ func BenchmarkInsertTx(b *testing.B) {
 func BenchmarkCompleteSQLite(b *testing.B) {
 	for _, conn := range []string{"storage.Open", "plain"} {
 		b.Run(conn, func(b *testing.B) {
-			db := storagetest.Fresh(b, "sqlite").DB
-			if conn == "plain" {
-				var dsn string
-				if err := db.NewRaw("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(b.Context(), &dsn); err != nil {
-					b.Fatal(err)
-				}
-				sqldb, err := sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
-				if err != nil {
-					b.Fatal(err)
-				}
-				sqldb.SetMaxOpenConns(1)
-				db = bun.NewDB(sqldb, sqlitedialect.New())
-				b.Cleanup(func() { _ = db.Close() })
-			}
-			if err := jobs.Migrate(b.Context(), db); err != nil {
-				b.Fatal(err)
-			}
-			q, err := jobs.New(db, nil, jobs.Config{Logger: quietLogger()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			exec := riversqlite.New(db.DB).GetExecutor()
-			running := func(n int) []int64 {
-				err := db.RunInTx(b.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-					for i := range n {
-						if err := q.InsertTx(ctx, tx, benchArgs{Ref: strconv.Itoa(i)}, nil); err != nil {
-							return err
-						}
-					}
-					_, err := tx.ExecContext(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = CURRENT_TIMESTAMP WHERE state = 'available'")
-					return err
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var ids []int64
-				if err := db.NewRaw("SELECT id FROM river_job WHERE state = 'running'").Scan(b.Context(), &ids); err != nil {
-					b.Fatal(err)
-				}
-				return ids
-			}
+			exec, add := sqliteQueue(b, conn)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for done := 0; done < b.N; done += 50 {
 				b.StopTimer()
-				ids := running(min(50, b.N-done))
+				ids := add(min(50, b.N-done), "running")
 				now := time.Now().UTC()
 				p := &riverdriver.JobSetStateIfRunningManyParams{ID: ids, Now: &now}
 				for range ids {
@@ -139,4 +99,76 @@ func BenchmarkCompleteSQLite(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFetchSQLite measures River's fetch of available jobs on SQLite (one UPDATE ...
+// RETURNING whose LIMIT is a parameter), five jobs per fetch as the notification queue's five
+// workers take them, on storage.Open's connection and on a plain modernc connection.
+func BenchmarkFetchSQLite(b *testing.B) {
+	for _, conn := range []string{"storage.Open", "plain"} {
+		b.Run(conn, func(b *testing.B) {
+			exec, add := sqliteQueue(b, conn)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				add(5, "available")
+				b.StartTimer()
+				rows, err := exec.JobGetAvailable(b.Context(), &riverdriver.JobGetAvailableParams{
+					ClientID: "bench", MaxAttemptedBy: 100, MaxToLock: 5, Queue: "default"})
+				if err != nil || len(rows) != 5 {
+					b.Fatalf("%d of 5 jobs fetched: %v", len(rows), err)
+				}
+			}
+		})
+	}
+}
+
+// sqliteQueue returns River's executor on a migrated SQLite database (storage.Open's, or a plain
+// modernc connection to the same file when conn is "plain"), and add, which inserts n jobs
+// through a Queue in one transaction, leaves them in state ("available" or "running"), and
+// returns the ids of every job in that state.
+func sqliteQueue(b *testing.B, conn string) (riverdriver.Executor, func(n int, state string) []int64) {
+	db := storagetest.Fresh(b, "sqlite").DB
+	if conn == "plain" {
+		var dsn string
+		if err := db.NewRaw("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(b.Context(), &dsn); err != nil {
+			b.Fatal(err)
+		}
+		sqldb, err := sql.Open("sqlite", "file:"+dsn+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sqldb.SetMaxOpenConns(1)
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+		b.Cleanup(func() { _ = db.Close() })
+	}
+	if err := jobs.Migrate(b.Context(), db); err != nil {
+		b.Fatal(err)
+	}
+	q, err := jobs.New(db, nil, jobs.Config{Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	add := func(n int, state string) []int64 {
+		var ids []int64
+		err := db.RunInTx(b.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+			for i := range n {
+				if err := q.InsertTx(ctx, tx, benchArgs{Ref: strconv.Itoa(i)}, nil); err != nil {
+					return err
+				}
+			}
+			if state == "running" {
+				if _, err := tx.ExecContext(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = CURRENT_TIMESTAMP WHERE state = 'available'"); err != nil {
+					return err
+				}
+			}
+			return tx.NewRaw("SELECT id FROM river_job WHERE state = ?", state).Scan(ctx, &ids)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ids
+	}
+	return riversqlite.New(db.DB).GetExecutor(), add
 }

@@ -41,3 +41,6 @@ const MaxCachedStatements = maxCachedStatements
 
 // SQLiteLiteral is sqliteLiteral.
 var SQLiteLiteral = sqliteLiteral
+
+// LimitAsExpression is limitAsExpression.
+var LimitAsExpression = limitAsExpression

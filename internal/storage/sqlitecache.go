@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"regexp"
 )
 
 // maxCachedStatements bounds stmtCacheConn's cache: past it, a new statement text runs
@@ -71,7 +72,7 @@ func (c *stmtCacheConn) take(ctx context.Context, query string) *cachedStmt {
 	if len(c.stmts) >= maxCachedStatements {
 		return nil
 	}
-	ds, err := c.sqliteConn.PrepareContext(ctx, query)
+	ds, err := c.sqliteConn.PrepareContext(ctx, limitAsExpression(query))
 	if err != nil {
 		return nil
 	}
@@ -83,6 +84,17 @@ func (c *stmtCacheConn) take(ctx context.Context, query string) *cachedStmt {
 	s := &cachedStmt{stmt: st, busy: true}
 	c.stmts[query] = s
 	return s
+}
+
+// limitParam matches a LIMIT whose count is a bound parameter (?, ?N, $N, :name, @name).
+var limitParam = regexp.MustCompile(`(?i)\bLIMIT(\s+)([?$:@][0-9A-Za-z_]*)`)
+
+// limitAsExpression writes LIMIT ?N as LIMIT (?N + 0), which limits the same. SQLite plans a
+// LIMIT that is a bare parameter with the value bound, so it compiles such a statement again
+// at every execution, cached or not (River's fetch of available jobs is one: LIMIT ?3); an
+// expression is evaluated when the statement runs instead.
+func limitAsExpression(query string) string {
+	return limitParam.ReplaceAllString(query, "LIMIT$1($2 + 0)")
 }
 
 func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {

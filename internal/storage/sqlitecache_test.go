@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/platform/integrations/internal/storage"
@@ -201,6 +202,37 @@ func TestSQLiteStatementCache(t *testing.T) {
 				t.Fatalf("%d statements cached, bound %d", got, storage.MaxCachedStatements)
 			}
 		}},
+		{"a LIMIT given as a parameter limits as written", func(t *testing.T, db *sql.DB) {
+			for i, k := range []string{"a", "b", "c", "d"} {
+				if _, err := db.ExecContext(t.Context(), insertT, k, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, q := range []string{
+				`SELECT k FROM t WHERE v >= ?1 ORDER BY k LIMIT ?2`,
+				`SELECT k FROM t WHERE v >= $1 ORDER BY k limit $2 OFFSET $3`,
+			} {
+				for _, c := range []struct {
+					limit int
+					want  []string
+				}{{2, []string{"b", "c"}}, {0, nil}, {-1, []string{"b", "c", "d"}}, {1, []string{"b"}}} {
+					args := []any{1, c.limit}
+					if strings.Contains(q, "OFFSET") {
+						args = append(args, 0)
+					}
+					rows, err := db.QueryContext(t.Context(), q, args...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := keys(t, rows); !slices.Equal(got, c.want) {
+						t.Fatalf("%s with LIMIT %d: keys %v, want %v", q, c.limit, got, c.want)
+					}
+				}
+			}
+			if got := cached(t, db); got != 3 {
+				t.Fatalf("%d statements cached, want the insert and the two queries", got)
+			}
+		}},
 		{"column types of a cached query", func(t *testing.T, db *sql.DB) {
 			rows, err := db.QueryContext(t.Context(), `SELECT k, v FROM t WHERE v > ?`, 0)
 			if err != nil {
@@ -225,6 +257,27 @@ func TestSQLiteStatementCache(t *testing.T) {
 			db := openCacheDB(t)
 			tt.run(t, db)
 			cached(t, db)
+		})
+	}
+}
+
+func TestLimitAsExpression(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"numbered", "SELECT id FROM j ORDER BY id LIMIT ?3", "SELECT id FROM j ORDER BY id LIMIT (?3 + 0)"},
+		{"dollar, lower case", "select id from j limit $2 offset $3", "select id from j LIMIT ($2 + 0) offset $3"},
+		{"bare", "SELECT id FROM j LIMIT ?", "SELECT id FROM j LIMIT (? + 0)"},
+		{"named", "SELECT id FROM j LIMIT @max", "SELECT id FROM j LIMIT (@max + 0)"},
+		{"in a subquery, newline", "UPDATE j SET n = 1 WHERE id IN (SELECT id FROM j\n    LIMIT ?3\n) RETURNING id",
+			"UPDATE j SET n = 1 WHERE id IN (SELECT id FROM j\n    LIMIT (?3 + 0)\n) RETURNING id"},
+		{"a literal stays", "SELECT id FROM j LIMIT 5", "SELECT id FROM j LIMIT 5"},
+		{"an expression stays", "SELECT id FROM j LIMIT (?1 + 0)", "SELECT id FROM j LIMIT (?1 + 0)"},
+		{"a column named like it stays", "SELECT limit_x FROM j WHERE nolimit = ?1", "SELECT limit_x FROM j WHERE nolimit = ?1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := storage.LimitAsExpression(tc.in); got != tc.want {
+				t.Fatalf("LimitAsExpression(%q) = %q, want %q", tc.in, got, tc.want)
+			}
 		})
 	}
 }

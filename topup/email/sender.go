@@ -1,6 +1,7 @@
 package email
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -189,8 +190,14 @@ func (s *Sender) writeOutbox(ctx context.Context, d topup.Delivery, m *mail.Msg,
 	name := fmt.Sprintf("%s-%s-%s-job%d.eml", d.OccurredAt.UTC().Format("20060102T150405Z"), d.Event, d.TransactionID, d.JobID)
 	path := filepath.Join(s.cfg.OutboxDir, name)
 	if _, err := os.Stat(path); err != nil {
+		// Rendered whole, then written at once: go-mail writes a message in many small
+		// pieces (about twenty writes to a file, one system call each).
+		var b bytes.Buffer
+		if _, err := m.WriteTo(&b); err != nil {
+			return fmt.Errorf("email: outbox: %w", err)
+		}
 		tmp := path + ".tmp"
-		if err := m.WriteToFile(tmp); err != nil {
+		if err := os.WriteFile(tmp, b.Bytes(), 0o666); err != nil {
 			return fmt.Errorf("email: outbox: %w", err)
 		}
 		if err := os.Rename(tmp, path); err != nil {
