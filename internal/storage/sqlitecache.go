@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"regexp"
+	"strings"
 )
 
 // maxCachedStatements bounds stmtCacheConn's cache: past it, a new statement text runs
@@ -92,9 +93,46 @@ var limitParam = regexp.MustCompile(`(?i)\bLIMIT(\s+)([?$:@][0-9A-Za-z_]*)`)
 // limitAsExpression writes LIMIT ?N as LIMIT (?N + 0), which limits the same. SQLite plans a
 // LIMIT that is a bare parameter with the value bound, so it compiles such a statement again
 // at every execution, cached or not (River's fetch of available jobs is one: LIMIT ?3); an
-// expression is evaluated when the statement runs instead.
+// expression is evaluated when the statement runs instead. Text inside a string literal, a
+// quoted identifier or a comment is left as it is.
 func limitAsExpression(query string) string {
-	return limitParam.ReplaceAllString(query, "LIMIT$1($2 + 0)")
+	ms := limitParam.FindAllStringSubmatchIndex(query, -1)
+	if ms == nil {
+		return query
+	}
+	var b strings.Builder
+	last, i := 0, 0
+	var in byte // the byte that closes the quote or comment the scan is in; 0 in code
+	for _, m := range ms {
+		for ; i < m[0]; i++ {
+			c, next := query[i], byte(0)
+			if i+1 < len(query) {
+				next = query[i+1]
+			}
+			switch {
+			case in == 0 && (c == '\'' || c == '"' || c == '`'):
+				in = c
+			case in == 0 && c == '[':
+				in = ']'
+			case in == 0 && c == '-' && next == '-':
+				in, i = '\n', i+1
+			case in == 0 && c == '/' && next == '*':
+				in, i = '/', i+1
+			case in == '/' && c == '*' && next == '/':
+				in, i = 0, i+1
+			case in != 0 && in != '/' && c == in:
+				in = 0 // a doubled quote closes and opens again
+			}
+		}
+		if in != 0 {
+			continue
+		}
+		b.WriteString(query[last:m[0]])
+		b.WriteString("LIMIT" + query[m[2]:m[3]] + "(" + query[m[4]:m[5]] + " + 0)")
+		last = m[1]
+	}
+	b.WriteString(query[last:])
+	return b.String()
 }
 
 func (c *stmtCacheConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {

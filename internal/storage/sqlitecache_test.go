@@ -272,6 +272,14 @@ func TestLimitAsExpression(t *testing.T) {
 		{"a literal stays", "SELECT id FROM j LIMIT 5", "SELECT id FROM j LIMIT 5"},
 		{"an expression stays", "SELECT id FROM j LIMIT (?1 + 0)", "SELECT id FROM j LIMIT (?1 + 0)"},
 		{"a column named like it stays", "SELECT limit_x FROM j WHERE nolimit = ?1", "SELECT limit_x FROM j WHERE nolimit = ?1"},
+		{"in a string literal it stays", "SELECT id FROM j WHERE note = 'it''s LIMIT ?1' LIMIT ?2",
+			"SELECT id FROM j WHERE note = 'it''s LIMIT ?1' LIMIT (?2 + 0)"},
+		{"in comments it stays", "/* LIMIT ?1 */ SELECT id FROM j -- LIMIT ?1\nLIMIT ?2",
+			"/* LIMIT ?1 */ SELECT id FROM j -- LIMIT ?1\nLIMIT (?2 + 0)"},
+		{"after a comment with an apostrophe", "-- the job's row\nSELECT id FROM j LIMIT ?1",
+			"-- the job's row\nSELECT id FROM j LIMIT (?1 + 0)"},
+		{"in a quoted identifier it stays", `SELECT "LIMIT ?1", [LIMIT ?1] FROM j LIMIT ?2`,
+			`SELECT "LIMIT ?1", [LIMIT ?1] FROM j LIMIT (?2 + 0)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
