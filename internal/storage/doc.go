@@ -9,12 +9,23 @@
 //     nothing installed can run the services.
 //
 // SQLite is always opened with journal_mode(WAL), synchronous(FULL), busy_timeout(10000),
-// foreign_keys(1) and _txlock=immediate: FULL syncs every commit to disk before it returns, so
-// an answered record survives a power cut; without them concurrent writers get SQLITE_BUSY, and a compare-and-set
-// (UPDATE ... WHERE id = ? AND estado = ?) can end with no winner at all. SQLite has no
-// SELECT ... FOR UPDATE, stores DECIMAL columns with NUMERIC affinity (money arithmetic therefore
-// stays in Go with shopspring/decimal) and compares timestamps as text, so callers always bind
-// time.Time values in UTC and never compare against SQL expressions such as now().
+// foreign_keys(1), temp_store(MEMORY) and _txlock=immediate: FULL syncs every commit to disk
+// before it returns, so an answered record survives a power cut; without the others concurrent
+// writers get SQLITE_BUSY, and a compare-and-set (UPDATE ... WHERE id = ? AND estado = ?) can end
+// with no winner at all. temp_store(MEMORY) keeps SQLite's statement and savepoint journals (the
+// copies of the pages that a statement or a group commit's savepoint may roll back, never read
+// after a crash) in memory in 1 KiB pieces; by default each piece is 64 KiB and a journal past
+// that spills to a temporary file. With the allocator behind modernc.org/sqlite mapping and
+// unmapping memory for such pieces, the two were a tenth of the SQLite webhook's CPU; go.mod
+// also requires modernc.org/memory v1.12.1, which keeps freed regions for reuse (v1.11.0, which
+// sqlite v1.46.1 names, unmapped each region as soon as it was empty). Temporary tables and large
+// sorts stay in memory too, which the services' queries (lists read a page at a time) come
+// nowhere near.
+//
+// SQLite has no SELECT ... FOR UPDATE, stores DECIMAL columns with NUMERIC affinity (money
+// arithmetic therefore stays in Go with shopspring/decimal) and compares timestamps as text, so
+// callers always bind time.Time values in UTC and never compare against SQL expressions such as
+// now().
 //
 // Open owns the pool: PostgreSQL keeps [DefaultMaxConns] connections open ([WithMaxConns],
 // DATABASE_MAX_CONNS); SQLite exactly one, since SQLite has one writer at a time and queueing in

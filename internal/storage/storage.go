@@ -30,7 +30,8 @@ import (
 // process's write lock in a busy handler that no context cancels.
 // synchronous(FULL): in WAL mode every commit is synced to disk before it returns, so a record
 // that was answered survives a power cut (NORMAL would only survive a crash of the process).
-const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+// temp_store(MEMORY): see the package documentation.
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)&_txlock=immediate"
 
 // DefaultMaxConns is the PostgreSQL pool size when WithMaxConns is not given.
 const DefaultMaxConns = 16

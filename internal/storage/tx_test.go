@@ -241,3 +241,16 @@ func TestSQLiteCommitsAreSynchronousFull(t *testing.T) {
 		t.Fatalf("PRAGMA synchronous = %d, want 2 (FULL)", sync)
 	}
 }
+
+// The statement and savepoint journals stay in memory (temp_store MEMORY; the package
+// documentation says why).
+func TestSQLiteTempStoreIsMemory(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	var store int
+	if err := tg.DB.QueryRowContext(t.Context(), "PRAGMA temp_store").Scan(&store); err != nil {
+		t.Fatal(err)
+	}
+	if store != 2 {
+		t.Fatalf("PRAGMA temp_store = %d, want 2 (MEMORY)", store)
+	}
+}
