@@ -5,12 +5,15 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -112,23 +115,80 @@ func BoundSet(db bun.IDB, model any, args *Args, columns ...string) (string, err
 
 var (
 	queryAppender = reflect.TypeFor[schema.QueryAppender]()
+	driverValuer  = reflect.TypeFor[driver.Valuer]()
 	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
 )
+
+// plainStrings caches plainString per field.
+var plainStrings sync.Map // *schema.Field -> bool
+
+// plainString reports whether bun writes f as a quoted string literal (schema.AppendStringValue):
+// a field of a string kind, directly in its struct, whose type has no AppendQuery or Value of
+// its own, not msgpack and not a JSON column.
+func plainString(f *schema.Field) bool {
+	if v, ok := plainStrings.Load(f); ok {
+		return v.(bool)
+	}
+	t, pt := f.StructField.Type, reflect.PointerTo(f.StructField.Type)
+	plain := len(f.Index) == 1 && t.Kind() == reflect.String && !f.Tag.HasOption("msgpack") &&
+		!t.Implements(queryAppender) && !t.Implements(driverValuer) &&
+		!pt.Implements(queryAppender) && !pt.Implements(driverValuer)
+	switch strings.ToUpper(f.UserSQLType) {
+	case "JSON", "JSONB":
+		plain = false
+	}
+	plainStrings.Store(f, plain)
+	return plain
+}
+
+// validRunes is s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as bun's
+// string literal writes it.
+func validRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// plainStringValue is the value of a plainString field when bun's literal holds the string as it
+// is: NULL for an empty nullzero field, else the string if it is valid UTF-8 (bun writes U+FFFD
+// for each invalid byte) without NUL (which bun refuses). ok is false otherwise, and for any
+// other field: the literal decides.
+func plainStringValue(f *schema.Field, strct reflect.Value) (v any, ok bool) {
+	if !plainString(f) {
+		return nil, false
+	}
+	s := strct.Field(f.Index[0]).String()
+	switch {
+	case f.NullZero && s == "":
+		return nil, true
+	case strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s):
+		return nil, false
+	}
+	return s, true
+}
 
 // boundValue is the value of f in strct as a bound argument, what bun would write for it.
 //
 // On PostgreSQL: NULL where bun writes NULL (a nil pointer, a zero nullzero field), otherwise
 // the Go value, which pgx encodes for the column's type as bun writes it (a driver.Valuer
 // through its Value, a struct or map for a JSON column through encoding/json, a nil slice or map
-// as NULL). A field bun writes by other means (its AppendQuery, bun.NullTime aside, an array,
+// as NULL; a string that is not valid UTF-8 with U+FFFD for each invalid byte, as bun's literal
+// has it). A field bun writes by other means (its AppendQuery, bun.NullTime aside, an array,
 // hstore, msgpack or composite option) is refused rather than written differently.
 //
 // On SQLite, where a column takes any value, the value is read back from the literal bun
 // writes for the field (sqliteLiteral), so that the stored value is bun's to the byte (its
 // time format, its JSON text, its stripped NUL characters); scratch, when not nil, is a buffer
-// the literal may be written into.
+// the literal may be written into. A plain string (plainStringValue) is taken as it is when
+// its literal would hold it unchanged: writing and reading back a raw XML's literal, a rune at a
+// time, was most of a settlement's snapshot and values (BenchmarkSnapshot).
 func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value, scratch *[]byte) (any, error) {
 	if d.Name() == dialect.SQLite {
+		if v, ok := plainStringValue(f, strct); ok {
+			return v, nil
+		}
 		var buf []byte
 		if scratch != nil {
 			buf = (*scratch)[:0]
@@ -153,6 +213,11 @@ func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value, scratch 
 	}
 	if (f.IsPtr && f.HasNilValue(strct)) || (f.NullZero && f.HasZeroValue(strct)) {
 		return nil, nil
+	}
+	if plainString(f) {
+		if s := strct.Field(f.Index[0]).String(); !utf8.ValidString(s) {
+			return validRunes(s), nil
+		}
 	}
 	v := f.Value(strct).Interface()
 	if tm, ok := v.(bun.NullTime); ok {

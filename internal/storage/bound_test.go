@@ -107,6 +107,7 @@ func testBoundStatementsWriteBunsRow(t *testing.T, tg storagetest.Target) {
 		{"every field set", full},
 		{"zero fields", boundRow{At: at}},
 		{"empty JSON and a zero amount", boundRow{Raw: json.RawMessage(`{}`), Tags: map[string]string{}, At: at}},
+		{"strings that are not valid UTF-8", boundRow{State: "caf\xe9", Body: "it's \xff\xfe ok", At: at}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

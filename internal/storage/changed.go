@@ -27,11 +27,30 @@ type Snapshot struct {
 func TakeSnapshot(db bun.IDB, model any) Snapshot {
 	v := reflect.ValueOf(model).Elem()
 	s := Snapshot{table: db.Dialect().Tables().Get(v.Type()), fmter: schema.NewFormatter(db.Dialect())}
-	s.values = make([][]byte, len(s.table.DataFields))
+	// One buffer for every column's value.
+	var buf []byte
+	ends := make([]int, len(s.table.DataFields))
 	for i, f := range s.table.DataFields {
-		s.values[i] = f.AppendValue(s.fmter, nil, v)
+		buf = s.value(buf, f, v)
+		ends[i] = len(buf)
+	}
+	s.values = make([][]byte, len(ends))
+	start := 0
+	for i, end := range ends {
+		s.values[i] = buf[start:end:end]
+		start = end
 	}
 	return s
+}
+
+// value appends f's value in v: the string itself for a plain string field (plainString, its
+// bytes compared as they are, which tells apart at least what bun's literal tells apart), bun's
+// literal for any other.
+func (s Snapshot) value(b []byte, f *schema.Field, v reflect.Value) []byte {
+	if plainString(f) {
+		return append(b, v.Field(f.Index[0]).String()...)
+	}
+	return f.AppendValue(s.fmter, b, v)
 }
 
 // Changed lists the columns of model (the snapshot's record, changed since) whose SQL value
@@ -41,7 +60,7 @@ func (s Snapshot) Changed(model any) []string {
 	var out []string
 	var buf []byte
 	for i, f := range s.table.DataFields {
-		buf = f.AppendValue(s.fmter, buf[:0], v)
+		buf = s.value(buf[:0], f, v)
 		if !bytes.Equal(buf, s.values[i]) {
 			out = append(out, f.Name)
 		}
