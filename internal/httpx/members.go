@@ -168,19 +168,8 @@ func (w *freeWalk) value(depth int) bool {
 			if !w.value(depth + 1) {
 				return false
 			}
-			w.space()
-			if w.i >= len(w.b) {
-				return false
-			}
-			switch w.b[w.i] {
-			case ',':
-				w.i++
-				w.space()
-			case ']':
-				w.i++
-				return true
-			default:
-				return false
+			if more, ok := w.after(']'); !more {
+				return ok
 			}
 		}
 	case '"':
@@ -231,21 +220,28 @@ func (w *freeWalk) object(depth int) bool {
 		if !w.value(depth + 1) {
 			return false
 		}
-		w.space()
-		if w.i >= len(w.b) {
-			return false
-		}
-		switch w.b[w.i] {
-		case ',':
-			w.i++
-			w.space()
-		case '}':
-			w.i++
-			return true
-		default:
-			return false
+		if more, ok := w.after('}'); !more {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma, with more to come, or close.
+func (w *freeWalk) after(close byte) (more, ok bool) {
+	w.space()
+	if w.i >= len(w.b) {
+		return false, false
+	}
+	switch w.b[w.i] {
+	case ',':
+		w.i++
+		w.space()
+		return true, true
+	case close:
+		w.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str walks a string and returns its text between the quotes. A name (plain) must be printable

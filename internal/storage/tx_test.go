@@ -229,28 +229,26 @@ func TestRunInTxCallerGoneBeforeItsTurn(t *testing.T) {
 	})
 }
 
-// Commits on SQLite are durable: synchronous FULL on every connection Open makes (with WAL,
-// NORMAL would lose the last commits on a power cut).
-func TestSQLiteCommitsAreSynchronousFull(t *testing.T) {
+// The pragmas of every connection Open makes on SQLite: commits durable (synchronous FULL; with
+// WAL, NORMAL would lose the last commits on a power cut), and the statement and savepoint
+// journals in memory (temp_store MEMORY; the package documentation says why).
+func TestSQLitePragmas(t *testing.T) {
 	tg := storagetest.SQLite(t)
-	var sync int
-	if err := tg.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil {
-		t.Fatal(err)
-	}
-	if sync != 2 {
-		t.Fatalf("PRAGMA synchronous = %d, want 2 (FULL)", sync)
-	}
-}
-
-// The statement and savepoint journals stay in memory (temp_store MEMORY; the package
-// documentation says why).
-func TestSQLiteTempStoreIsMemory(t *testing.T) {
-	tg := storagetest.SQLite(t)
-	var store int
-	if err := tg.DB.QueryRowContext(t.Context(), "PRAGMA temp_store").Scan(&store); err != nil {
-		t.Fatal(err)
-	}
-	if store != 2 {
-		t.Fatalf("PRAGMA temp_store = %d, want 2 (MEMORY)", store)
+	for _, tc := range []struct {
+		pragma string
+		want   int
+	}{
+		{"synchronous", 2}, // FULL
+		{"temp_store", 2},  // MEMORY
+	} {
+		t.Run(tc.pragma, func(t *testing.T) {
+			var got int
+			if err := tg.DB.QueryRowContext(t.Context(), "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("PRAGMA %s = %d, want %d", tc.pragma, got, tc.want)
+			}
+		})
 	}
 }
