@@ -119,25 +119,30 @@ var (
 	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
 )
 
-// plainStrings caches plainString per field.
-var plainStrings sync.Map // *schema.Field -> bool
+// plainStringTypes caches, per type, whether bun writes a value of it with
+// schema.AppendStringValue: a string kind without an AppendQuery or Value of its own (on the
+// type or its pointer). Keyed by type, so it stays as small as the models' types.
+var plainStringTypes sync.Map // reflect.Type -> bool
 
-// plainString reports whether bun writes f as a quoted string literal (schema.AppendStringValue):
-// a field of a string kind, directly in its struct, whose type has no AppendQuery or Value of
-// its own, not msgpack and not a JSON column.
+// plainString reports whether bun writes f as a quoted string literal: a field directly in its
+// struct, of a plain string type (plainStringTypes), not msgpack and not a JSON column.
 func plainString(f *schema.Field) bool {
-	if v, ok := plainStrings.Load(f); ok {
-		return v.(bool)
+	if len(f.Index) != 1 || f.Tag.HasOption("msgpack") {
+		return false
 	}
-	t, pt := f.StructField.Type, reflect.PointerTo(f.StructField.Type)
-	plain := len(f.Index) == 1 && t.Kind() == reflect.String && !f.Tag.HasOption("msgpack") &&
-		!t.Implements(queryAppender) && !t.Implements(driverValuer) &&
-		!pt.Implements(queryAppender) && !pt.Implements(driverValuer)
 	switch strings.ToUpper(f.UserSQLType) {
 	case "JSON", "JSONB":
-		plain = false
+		return false
 	}
-	plainStrings.Store(f, plain)
+	t := f.StructField.Type
+	if v, ok := plainStringTypes.Load(t); ok {
+		return v.(bool)
+	}
+	pt := reflect.PointerTo(t)
+	plain := t.Kind() == reflect.String &&
+		!t.Implements(queryAppender) && !t.Implements(driverValuer) &&
+		!pt.Implements(queryAppender) && !pt.Implements(driverValuer)
+	plainStringTypes.Store(t, plain)
 	return plain
 }
 
