@@ -4,7 +4,7 @@ PKGS     ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 15m
 BENCHTIME ?= 1s
 
-.PHONY: run run-credit run-topup test lint generate check-generate bench bench-services build migrate docs-assets
+.PHONY: run run-credit run-topup test lint generate check-generate bench bench-services bench-cpu build migrate docs-assets
 
 ## run: both services in development mode on the embedded defaults (SQLite under ./data, built-in
 ## fakes); CREDIT_PORT / TOPUP_PORT move them. Stops both when either exits, non-zero when either failed.
@@ -69,6 +69,11 @@ bench:
 ## PostgreSQL, three runs each, then the ratio table (BENCHMARKS.md; about 20 minutes)
 bench-services:
 	scripts/bench-services.sh
+
+## bench-cpu: CPU time per request of each process (floor or service, upstream, PostgreSQL,
+## load generator), the floor and the services alternated (BENCHMARKS.md; about 6 minutes)
+bench-cpu:
+	scripts/cpu-per-request.sh
 
 ## migrate: apply both services' migrations (DATABASE_URL, else the SQLite files under ./data) and exit
 migrate:
