@@ -28,26 +28,14 @@ mkdir -p "$OUT"
 
 work="$(mktemp -d /tmp/bench-services.XXXXXX)"
 pids=()
-stop_services() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
-}
+# shellcheck source=scripts/bench-lib.sh
+source "$root/scripts/bench-lib.sh"
 trap 'stop_services; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 echo "bench-services: building the services into $work/bin" >&2
 (cd "$root" && go build -o "$work/bin/" ./services/credit ./services/topup)
 
-pg_db() { # name -> URL of that database on PERF_PG_URL's server
-  local base="${PERF_PG_URL%%\?*}" query=""
-  [[ "$PERF_PG_URL" == *\?* ]] && query="?${PERF_PG_URL#*\?}"
-  echo "${base%/*}/$1$query"
-}
-pg_recreate() { # name
-  psql -q -v ON_ERROR_STOP=1 "$PERF_PG_URL" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1" >/dev/null
-}
 
 # start NAME PORT DATABASE_URL [ENV=V...]: start a service, wait for /up, print its start-up
 # time and idle RSS as a JSON line.

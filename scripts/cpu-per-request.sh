@@ -20,13 +20,9 @@ JWT_SECRET=bench-jwt-secret-0123456789abcdef TOPUP_SERVICE_KEY=bench-topup-key
 
 work="$(mktemp -d /tmp/cpu-per-request.XXXXXX)"
 pids=()
-stop() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
-}
-trap 'stop; rm -rf "$work"' EXIT
+# shellcheck source=scripts/bench-lib.sh
+source "$root/scripts/bench-lib.sh"
+trap 'stop_services; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 (cd "$root" && go build -o "$work/bin/" ./services/credit ./services/topup)
@@ -37,11 +33,6 @@ pg_cpu() {
   local p sum=0
   for p in $(pgrep -x postgres || true); do sum=$((sum + $(cpu "$p"))); done
   echo "$sum"
-}
-pg_db() { # name -> URL of that database on PERF_PG_URL's server
-  local base="${PERF_PG_URL%%\?*}" query=""
-  [[ "$PERF_PG_URL" == *\?* ]] && query="?${PERF_PG_URL#*\?}"
-  echo "${base%/*}/$1$query"
 }
 wait_up() {
   local i
@@ -73,9 +64,7 @@ measure() {
 for engine in $ENGINES; do
   rm -rf "$work/data"; mkdir -p "$work/data"
   if [[ $engine == postgres ]]; then
-    for db in perf_floor perf_credit perf_topup; do
-      psql -q -v ON_ERROR_STOP=1 "$PERF_PG_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
-    done
+    pg_recreate perf_floor; pg_recreate perf_credit; pg_recreate perf_topup
     floor_db=$(pg_db perf_floor) credit_db=$(pg_db perf_credit) topup_db=$(pg_db perf_topup)
   else
     floor_db=$work/data/floor.db credit_db=$work/data/credit.db topup_db=$work/data/topup.db
@@ -101,5 +90,5 @@ for engine in $ENGINES; do
       measure "service/$engine" "$port" "$mode" "$c" "$pid"
     done
   done
-  stop
+  stop_services
 done
