@@ -36,7 +36,6 @@ trap 'exit 130' INT TERM
 echo "bench-services: building the services into $work/bin" >&2
 (cd "$root" && go build -o "$work/bin/" ./services/credit ./services/topup)
 
-
 # start NAME PORT DATABASE_URL [ENV=V...]: start a service, wait for /up, print its start-up
 # time and idle RSS as a JSON line.
 start() {
