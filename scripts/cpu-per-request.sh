@@ -3,7 +3,8 @@
 # the service, the floor's upstream, PostgreSQL's processes, the load generator), the floor and
 # the service alternated per mode and concurrency, one JSON line each. See BENCHMARKS.md, "CPU
 # per request, by process". Read c=8: at c=1 the Go runtime's idle spinning between requests
-# inflates every Go process's figure.
+# inflates every Go process's figure. Run it with nothing else on the machine: the PostgreSQL
+# figure sums every process of the server, whichever database it works for.
 #
 # Environment (all optional, as scripts/bench-services.sh): PERF_DIR, ENGINES, PERF_PG_URL,
 # MODES, CONCURRENCY, D (measured seconds per run, default 8s).
