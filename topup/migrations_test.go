@@ -1,7 +1,14 @@
 package topup
 
 import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
@@ -21,4 +28,136 @@ func TestMigrationsRoundTrip(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sqlLog keeps the text of every statement run on the database it hooks.
+type sqlLog struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (l *sqlLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (l *sqlLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sql = append(l.sql, e.Query)
+}
+
+// TestPartialIndexesServeTheirQueries: the indexes of the mostly empty columns leave the
+// records without a value out, and the statements the service runs on those columns (a
+// user's daily count, the repetitions of an invoice) still search them.
+func TestPartialIndexesServeTheirQueries(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		e := newEnv(t, tg, Config{DailyLimit: 5})
+		log := &sqlLog{}
+		tg.DB.AddQueryHook(log)
+		if _, err := e.svc.Recharge(t.Context(), manual(operator("u1"), "593991234567")); err != nil {
+			t.Fatal(err)
+		}
+		amount := decimal.RequireFromString("7.00")
+		inv := WebhookRequest{InvoiceNumber: "001-001-1", ProductCode: "RECCARRIER7", SubscriberID: "593991234567", Amount: &amount,
+			SourceXMLHash: strings.Repeat("c", 64)}
+		e.svc.Webhook(t.Context(), inv)
+		if _, err := e.svc.Webhook(t.Context(), inv); err == nil {
+			t.Fatal("a repeated delivery was not refused")
+		}
+
+		for _, c := range []struct{ name, column, index string }{
+			{"a user's daily count", "requested_by_user_id", "topup_transactions_user_created_idx"},
+			{"the repetitions of an invoice", "duplicate_of", "topup_transactions_duplicate_of_idx"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				var entries int
+				q := fmt.Sprintf("SELECT count(*) FROM topup_transactions WHERE %s IS NULL", c.column)
+				if err := tg.DB.QueryRowContext(t.Context(), q).Scan(&entries); err != nil || entries == 0 {
+					t.Fatalf("records without %s: %d, %v; the test needs some", c.column, entries, err)
+				}
+				if got := indexEntries(t, tg, c.index); got != 3-entries {
+					t.Errorf("%s holds %d entries, want %d (the records with %s)", c.index, got, 3-entries, c.column)
+				}
+				var stmts []string
+				log.mu.Lock()
+				for _, s := range log.sql {
+					if strings.Contains(s, c.column+`" = '`) || strings.Contains(s, c.column+` = '`) {
+						stmts = append(stmts, s)
+					}
+				}
+				log.mu.Unlock()
+				if len(stmts) == 0 {
+					t.Fatalf("no statement compared %s with a value", c.column)
+				}
+				for _, s := range stmts {
+					if plan := explain(t, tg, s); !strings.Contains(plan, c.index) {
+						t.Errorf("%s\ndoes not use %s:\n%s", s, c.index, plan)
+					}
+				}
+			})
+		}
+	})
+}
+
+// indexEntries counts the entries of index (the rows of its table that it holds).
+func indexEntries(t *testing.T, tg storagetest.Target, index string) int {
+	t.Helper()
+	var n int
+	var err error
+	if storage.IsPostgres(tg.DB) {
+		// The index's own predicate, read from the catalogue, counted on the table.
+		var pred string
+		err = tg.DB.QueryRowContext(t.Context(), `SELECT coalesce(pg_get_expr(indpred, indrelid), 'true') FROM pg_index
+			WHERE indexrelid = to_regclass(?)`, index).Scan(&pred)
+		if err == nil {
+			err = tg.DB.QueryRowContext(t.Context(), "SELECT count(*) FROM topup_transactions WHERE "+pred).Scan(&n)
+		}
+	} else {
+		// dbstat counts the cells of the index's b-tree pages.
+		err = tg.DB.QueryRowContext(t.Context(), `SELECT coalesce(sum(ncell), 0) FROM dbstat WHERE name = ? AND pagetype = 'leaf'`, index).Scan(&n)
+	}
+	if err != nil {
+		t.Fatalf("entries of %s: %v", index, err)
+	}
+	return n
+}
+
+// explain returns the plan of the statement q, with sequential scans priced out on PostgreSQL
+// (a table of three rows is read whole otherwise).
+func explain(t *testing.T, tg storagetest.Target, q string) string {
+	t.Helper()
+	var plan []string
+	err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		prefix := "EXPLAIN QUERY PLAN "
+		if storage.IsPostgres(tx) {
+			prefix = "EXPLAIN "
+			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.QueryContext(ctx, prefix+q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			for i := range vals {
+				vals[i] = new(any)
+			}
+			if err := rows.Scan(vals...); err != nil {
+				return err
+			}
+			for _, v := range vals {
+				plan = append(plan, fmt.Sprint(*(v.(*any))))
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatalf("explain %s: %v", q, err)
+	}
+	return strings.Join(plan, "\n")
 }
