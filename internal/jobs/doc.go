@@ -106,6 +106,15 @@
 // The test TestInsertTxOwnRowIsRiversRow compares the rows of these paths and has River work
 // them, so a River upgrade that changes its table fails there.
 //
+// On PostgreSQL, [Migrate] drops the GIN indexes River creates on river_job's args and
+// metadata. Only a JobList filtered by containment (@>) could read them, which nothing in this
+// module runs ([Queue.JobsWithArg] compares one member with ->>, which they do not serve), and
+// every job insert wrote an entry for each member of both: in a profile of the
+// PostgreSQL backends under the top-up webhook at c=8, GIN inserts were 8 % of their CPU.
+// BenchmarkInsertTx on PostgreSQL went from 60-61 to 51-55 us per job (BENCHMARKS.md has the
+// webhook beside the floor). River's down migrations drop river_job whole, so they do not miss
+// them; a River upgrade that names them must be read with this in mind.
+//
 // # Decision record
 //
 //   - River, as the design chose, met every requirement on both engines, so the outbox

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -484,6 +485,42 @@ func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {
 		}
 		if n := countRows(t, tg.DB, `SELECT count(*) FROM river_migration`); n != 6 {
 			t.Errorf("river_migration holds %d versions, want River v0.34.0's 6, each once", n)
+		}
+	})
+}
+
+// TestMigrateKeepsOnlyTheIndexesRiverReads: river_job keeps the indexes of River's fetch,
+// cleaner and unique jobs, and on PostgreSQL loses the GIN indexes on args and metadata, which
+// only River's containment filters read; a second Migrate neither fails nor brings them back.
+func TestMigrateKeepsOnlyTheIndexesRiverReads(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		for range 2 {
+			if err := jobs.Migrate(t.Context(), tg.DB); err != nil {
+				t.Fatal(err)
+			}
+		}
+		query := `SELECT indexname FROM pg_indexes WHERE tablename = 'river_job' AND schemaname = current_schema()`
+		if tg.Name == "sqlite" {
+			query = `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'river_job'`
+		}
+		var names []string
+		if err := tg.DB.NewRaw(query).Scan(t.Context(), &names); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			index string
+			kept  bool
+		}{
+			{"river_job_kind", true},
+			{"river_job_prioritized_fetching_index", true},
+			{"river_job_state_and_finalized_at_index", true},
+			{"river_job_unique_idx", true},
+			{"river_job_args_index", false},
+			{"river_job_metadata_index", false},
+		} {
+			if slices.Contains(names, c.index) != c.kept {
+				t.Errorf("%s kept = %v, want %v (indexes: %v)", c.index, !c.kept, c.kept, names)
+			}
 		}
 	})
 }
