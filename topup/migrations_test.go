@@ -2,6 +2,7 @@ package topup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -50,17 +51,26 @@ func (l *sqlLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 func TestPartialIndexesServeTheirQueries(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		e := newEnv(t, tg, Config{DailyLimit: 5})
-		log := &sqlLog{}
-		tg.DB.AddQueryHook(log)
+		seen := &sqlLog{}
+		tg.DB.AddQueryHook(seen)
 		if _, err := e.svc.Recharge(t.Context(), manual(operator("u1"), "593991234567")); err != nil {
 			t.Fatal(err)
 		}
+		// An invoice refused for its unmapped product (a record all the same), then delivered again.
 		amount := decimal.RequireFromString("7.00")
 		inv := WebhookRequest{InvoiceNumber: "001-001-1", ProductCode: "RECCARRIER7", SubscriberID: "593991234567", Amount: &amount,
 			SourceXMLHash: strings.Repeat("c", 64)}
-		e.svc.Webhook(t.Context(), inv)
-		if _, err := e.svc.Webhook(t.Context(), inv); err == nil {
-			t.Fatal("a repeated delivery was not refused")
+		var rejected *RejectedError
+		if _, err := e.svc.Webhook(t.Context(), inv); !errors.As(err, &rejected) {
+			t.Fatalf("first delivery: %v, want *RejectedError", err)
+		}
+		var dup *DuplicateError
+		if _, err := e.svc.Webhook(t.Context(), inv); !errors.As(err, &dup) {
+			t.Fatalf("repeated delivery: %v, want *DuplicateError", err)
+		}
+		var records int
+		if err := tg.DB.QueryRowContext(t.Context(), "SELECT count(*) FROM topup_transactions").Scan(&records); err != nil {
+			t.Fatal(err)
 		}
 
 		for _, c := range []struct{ name, column, index string }{
@@ -73,17 +83,17 @@ func TestPartialIndexesServeTheirQueries(t *testing.T) {
 				if err := tg.DB.QueryRowContext(t.Context(), q).Scan(&entries); err != nil || entries == 0 {
 					t.Fatalf("records without %s: %d, %v; the test needs some", c.column, entries, err)
 				}
-				if got := indexEntries(t, tg, c.index); got != 3-entries {
-					t.Errorf("%s holds %d entries, want %d (the records with %s)", c.index, got, 3-entries, c.column)
+				if got := indexEntries(t, tg, c.index); got != records-entries {
+					t.Errorf("%s holds %d entries, want %d (the records with %s)", c.index, got, records-entries, c.column)
 				}
 				var stmts []string
-				log.mu.Lock()
-				for _, s := range log.sql {
+				seen.mu.Lock()
+				for _, s := range seen.sql {
 					if strings.Contains(s, c.column+`" = '`) || strings.Contains(s, c.column+` = '`) {
 						stmts = append(stmts, s)
 					}
 				}
-				log.mu.Unlock()
+				seen.mu.Unlock()
 				if len(stmts) == 0 {
 					t.Fatalf("no statement compared %s with a value", c.column)
 				}

@@ -60,9 +60,7 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("jobs: migrate: %w", err)
 	}
-	// River's GIN indexes on args and metadata serve only River's own JobList filters by
-	// containment, which nothing here uses; each job insert wrote an entry for every member
-	// ("Insert cost" in the package doc).
+	// Indexes that nothing here reads ("Insert cost" in the package doc).
 	if _, err := conn.ExecContext(ctx, "DROP INDEX IF EXISTS "+strings.Join(unusedIndexes, ", ")); err != nil {
 		return fmt.Errorf("jobs: migrate: drop unused indexes: %w", err)
 	}
