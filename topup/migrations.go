@@ -218,6 +218,7 @@ var Migrations = storage.NewMigrations(
 		// that have it: each webhook's insert wrote two index entries that no query reads. The
 		// queries on them (a user's daily count, an invoice's repetitions) compare the column
 		// with a value, which both engines take to imply IS NOT NULL. BENCHMARKS.md measures it.
+		// Building them reads the whole table once, and writes to it wait meanwhile.
 		Name: "20261129000100_partial_null_indexes",
 		Up: func(ctx context.Context, tx bun.Tx) error {
 			return storage.DDL(ctx, tx,
