@@ -1,5 +1,12 @@
-# bench-lib.sh: what scripts/bench-services.sh and scripts/cpu-per-request.sh share; sourced.
-# Both set PERF_PG_URL and keep the pids of what they start in the array pids.
+# bench-lib.sh: what scripts/bench-services.sh and scripts/cpu-per-request.sh share; sourced
+# after setting root (the repository). Both keep the pids of what they start in the array pids.
+
+# The settings both read, with their defaults (bench-services.sh documents them).
+PERF_DIR="${PERF_DIR:-$root/../shared/perf}"
+ENGINES="${ENGINES:-sqlite postgres}"
+PERF_PG_URL="${PERF_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
+MODES="${MODES:-webhook authorize credit-flow}"
+CONCURRENCY="${CONCURRENCY:-1 8}"
 
 # stop_services stops every process in pids and waits for it.
 stop_services() {

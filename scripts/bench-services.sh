@@ -15,12 +15,10 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PERF_DIR="${PERF_DIR:-$root/../shared/perf}"
-ENGINES="${ENGINES:-sqlite postgres}"
-PERF_PG_URL="${PERF_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
+# shellcheck source=scripts/bench-lib.sh
+source "$root/scripts/bench-lib.sh"
 RUNS="${RUNS:-3}"
-export MODES="${MODES:-webhook authorize credit-flow}"
-export CONCURRENCY="${CONCURRENCY:-1 8}"
+export MODES CONCURRENCY # run-floor.sh reads them
 export D="${D:-10s}" WARMUP="${WARMUP:-2s}"
 OUT="${OUT:-$root/bench-out}"
 export JWT_SECRET=bench-jwt-secret-0123456789abcdef TOPUP_SERVICE_KEY=bench-topup-key
@@ -28,8 +26,6 @@ mkdir -p "$OUT"
 
 work="$(mktemp -d /tmp/bench-services.XXXXXX)"
 pids=()
-# shellcheck source=scripts/bench-lib.sh
-source "$root/scripts/bench-lib.sh"
 trap 'stop_services; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 

@@ -11,18 +11,13 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PERF_DIR="${PERF_DIR:-$root/../shared/perf}"
-ENGINES="${ENGINES:-sqlite postgres}"
-PERF_PG_URL="${PERF_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
-MODES="${MODES:-webhook authorize credit-flow}"
-CONCURRENCY="${CONCURRENCY:-1 8}"
+# shellcheck source=scripts/bench-lib.sh
+source "$root/scripts/bench-lib.sh"
 D="${D:-8s}"
 JWT_SECRET=bench-jwt-secret-0123456789abcdef TOPUP_SERVICE_KEY=bench-topup-key
 
 work="$(mktemp -d /tmp/cpu-per-request.XXXXXX)"
 pids=()
-# shellcheck source=scripts/bench-lib.sh
-source "$root/scripts/bench-lib.sh"
 trap 'stop_services; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 

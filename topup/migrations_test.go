@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -31,28 +30,16 @@ func TestMigrationsRoundTrip(t *testing.T) {
 	})
 }
 
-// sqlLog keeps the text of every statement run on the database it hooks.
-type sqlLog struct {
-	mu  sync.Mutex
-	sql []string
-}
-
-func (l *sqlLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
-
-func (l *sqlLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sql = append(l.sql, e.Query)
-}
-
 // TestPartialIndexesServeTheirQueries: the indexes of the mostly empty columns leave the
 // records without a value out, and the statements the service runs on those columns (a
 // user's daily count, the repetitions of an invoice) still search them.
 func TestPartialIndexesServeTheirQueries(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		e := newEnv(t, tg, Config{DailyLimit: 5})
-		seen := &sqlLog{}
-		tg.DB.AddQueryHook(seen)
+		faults := &storagetest.Faults{}
+		recorded := tg
+		recorded.DB = faults.Open(t, tg)
+		e := newEnv(t, recorded, Config{DailyLimit: 5})
+		faults.Record()
 		if _, err := e.svc.Recharge(t.Context(), manual(operator("u1"), "593991234567")); err != nil {
 			t.Fatal(err)
 		}
@@ -68,6 +55,7 @@ func TestPartialIndexesServeTheirQueries(t *testing.T) {
 		if _, err := e.svc.Webhook(t.Context(), inv); !errors.As(err, &dup) {
 			t.Fatalf("repeated delivery: %v, want *DuplicateError", err)
 		}
+		statements := faults.Recorded()
 		var records int
 		if err := tg.DB.QueryRowContext(t.Context(), "SELECT count(*) FROM topup_transactions").Scan(&records); err != nil {
 			t.Fatal(err)
@@ -87,13 +75,11 @@ func TestPartialIndexesServeTheirQueries(t *testing.T) {
 					t.Errorf("%s holds %d entries, want %d (the records with %s)", c.index, got, records-entries, c.column)
 				}
 				var stmts []string
-				seen.mu.Lock()
-				for _, s := range seen.sql {
+				for _, s := range statements {
 					if strings.Contains(s, c.column+`" = '`) || strings.Contains(s, c.column+` = '`) {
 						stmts = append(stmts, s)
 					}
 				}
-				seen.mu.Unlock()
 				if len(stmts) == 0 {
 					t.Fatalf("no statement compared %s with a value", c.column)
 				}
