@@ -1,6 +1,7 @@
 package topup
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/platform/integrations/carrier"
 	"github.com/platform/integrations/internal/jobs"
 	"github.com/platform/integrations/internal/storage/storagetest"
+	"github.com/uptrace/bun"
 )
 
 // BenchmarkInsertInvoice measures the webhook's first write: the pending record of an invoice
@@ -40,6 +42,73 @@ func BenchmarkInsertInvoice(b *testing.B) {
 					InvoiceNumber: "001-002-" + strconv.Itoa(i), RawRequestXML: raw, SourcePayload: raw, CreatedAt: now, UpdatedAt: now}
 				if dup, err := store.InsertInvoice(b.Context(), rec, nil); err != nil || dup != nil {
 					b.Fatalf("%v %v", dup, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNotifications measures the read of one transaction's notification jobs (GET
+// /transactions/{id}) while River holds the jobs of 20,000 other top-ups, as it does for a
+// day's completed jobs, with and without JobIndex.
+func BenchmarkNotifications(b *testing.B) {
+	const others = 20000
+	for _, c := range []struct {
+		name string
+		opts []jobs.MigrateOption
+	}{{"sqlite/JobIndex", []jobs.MigrateOption{JobIndex}}, {"sqlite/no-index", nil},
+		{"postgres/JobIndex", []jobs.MigrateOption{JobIndex}}, {"postgres/no-index", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			engine, _, _ := strings.Cut(c.name, "/")
+			db := storagetest.Fresh(b, engine).DB
+			if _, err := Migrate(b.Context(), db); err != nil {
+				b.Fatal(err)
+			}
+			if err := jobs.Migrate(b.Context(), db, c.opts...); err != nil {
+				b.Fatal(err)
+			}
+			q, err := jobs.New(db, nil, jobs.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := NewStore(db, q)
+			target := mustV7()
+			for i := 0; i <= others; i += 1000 {
+				err := db.RunInTx(b.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+					for j := i; j < i+1000 && j <= others; j++ {
+						id := mustV7()
+						if j == others/2 {
+							id = target
+						}
+						n := Notification{Event: KindRechargeSuccess, Recipients: []string{"sucursal@example.com"},
+							TransactionID: id.String(), Source: SourceWorkflowWebhook, Status: StatusSuccess, SubscriberID: "0991234567",
+							OfferID: "31", Amount: "3.00", InvoiceNumber: "001-002-" + strconv.Itoa(j), OccurredAt: time.Now()}
+						args, err := n.Args()
+						if err != nil {
+							return err
+						}
+						if err := q.InsertTx(ctx, tx, args, nil); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if engine == "postgres" {
+				// As autovacuum has done for a day's jobs: without statistics on the index's
+				// expression PostgreSQL also reads the whole of river_job's fetching index.
+				if _, err := db.ExecContext(b.Context(), "ANALYZE river_job"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				notes, err := store.Notifications(b.Context(), target)
+				if err != nil || len(notes) != 1 {
+					b.Fatalf("%v %v", notes, err)
 				}
 			}
 		})

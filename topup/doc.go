@@ -7,7 +7,7 @@
 //
 //	db, _ := storage.Open(ctx, databaseURL)
 //	topup.Migrate(ctx, db)            // table topup_migrations
-//	jobs.Migrate(ctx, db)             // River's tables
+//	jobs.Migrate(ctx, db, topup.JobIndex) // River's tables, its jobs indexed by transaction
 //	q, _ := jobs.New(db, nil, jobs.Config{})
 //	spr, _ := carrier.New(carrier.Config{...})
 //	svc, _ := topup.NewService(topup.NewStore(db, q), spr, topup.Config{DailyLimit: 50, ...})

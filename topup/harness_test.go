@@ -45,7 +45,7 @@ func newEnvTimeout(t *testing.T, tg storagetest.Target, cfg Config, timeout time
 	if _, err := Migrate(ctx, tg.DB); err != nil {
 		t.Fatal(err)
 	}
-	if err := jobs.Migrate(ctx, tg.DB); err != nil {
+	if err := jobs.Migrate(ctx, tg.DB, JobIndex); err != nil {
 		t.Fatal(err)
 	}
 	q, err := jobs.New(tg.DB, nil, jobs.Config{})

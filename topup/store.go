@@ -91,7 +91,7 @@ type Store struct {
 	observer Observer
 }
 
-// NewStore returns a Store on db (migrated with Migrate and jobs.Migrate) that enqueues the
+// NewStore returns a Store on db (migrated with Migrate and jobs.Migrate with JobIndex) that enqueues the
 // notification jobs on queue, in the transaction of the change each announces.
 func NewStore(db *bun.DB, queue *jobs.Queue, opts ...StoreOption) *Store {
 	s := &Store{db: db, queue: queue}
@@ -686,10 +686,19 @@ type NotificationJob struct {
 	Deliveries []RecipientDelivery
 }
 
+// JobIndex is the jobs.Migrate option of a top-up database: it indexes River's jobs by the
+// transaction_id of their notification, which Notifications reads. Without it Notifications
+// reads every job River holds (a day's completed ones), 55-62 ms on SQLite and 10 ms on
+// PostgreSQL with 20,000 of them (BenchmarkNotifications).
+var JobIndex = jobs.WithArgIndex(notificationKey)
+
+// notificationKey is the member of a notification job's args that names its transaction.
+const notificationKey = "transaction_id"
+
 // Notifications returns the notification jobs of transaction id that River still holds,
 // oldest first.
 func (s *Store) Notifications(ctx context.Context, id uuid.UUID) ([]NotificationJob, error) {
-	rows, err := s.queue.JobsWithArg(ctx, NotificationQueue, "transaction_id", id.String())
+	rows, err := s.queue.JobsWithArg(ctx, NotificationQueue, notificationKey, id.String())
 	if err != nil {
 		return nil, fmt.Errorf("topup: read notifications: %w", err)
 	}

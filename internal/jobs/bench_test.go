@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
@@ -27,12 +29,18 @@ func (benchArgs) Kind() string { return "bench" }
 
 // BenchmarkInsertTx measures InsertTx's own row insert (the path every job of the services
 // takes after the first of its kind), 100 jobs per transaction so that the commit's fsync does
-// not hide the statement's cost.
+// not hide the statement's cost; "arg-index" with the index of WithArgIndex on a member that
+// holds a UUIDv7, as the top-up service's transaction_id.
 func BenchmarkInsertTx(b *testing.B) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		b.Run(engine, func(b *testing.B) {
+	for _, name := range []string{"sqlite", "sqlite/arg-index", "postgres", "postgres/arg-index"} {
+		b.Run(name, func(b *testing.B) {
+			engine, index, _ := strings.Cut(name, "/")
 			db := storagetest.Fresh(b, engine).DB
-			if err := jobs.Migrate(b.Context(), db); err != nil {
+			var opts []jobs.MigrateOption
+			if index != "" {
+				opts = append(opts, jobs.WithArgIndex("Ref"))
+			}
+			if err := jobs.Migrate(b.Context(), db, opts...); err != nil {
 				b.Fatal(err)
 			}
 			q, err := jobs.New(db, nil, jobs.Config{Logger: quietLogger()})
@@ -45,8 +53,8 @@ func BenchmarkInsertTx(b *testing.B) {
 				Reason: "", At: "2026-11-27T21:00:00.000Z"}
 			insert := func(n int) {
 				err := db.RunInTx(b.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-					for i := range n {
-						args.Ref = strconv.Itoa(i)
+					for range n {
+						args.Ref = uuid.Must(uuid.NewV7()).String()
 						if err := q.InsertTx(ctx, tx, args, nil); err != nil {
 							return err
 						}

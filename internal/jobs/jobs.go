@@ -395,9 +395,19 @@ func (q *Queue) JobsByState(ctx context.Context, state rivertype.JobState, limit
 	return res.Jobs, nil
 }
 
-// argMember is what JobsWithArg takes as a member name: it becomes part of a JSON path on
-// SQLite, so only plain names.
+// argMember is what JobsWithArg and WithArgIndex take as a member name: it is written into
+// their SQL, so only plain names.
 var argMember = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// argExpr is the value of args' member in the engine's own SQL: jsonb's ->> on PostgreSQL; on
+// SQLite args is a BLOB of JSON text, read through json_extract. The member is written in, not
+// bound, so that the index of WithArgIndex serves the query.
+func argExpr(postgres bool, member string) string {
+	if postgres {
+		return "args ->> '" + member + "'"
+	}
+	return "json_extract(CAST(args AS TEXT), '$." + member + "')"
+}
 
 // jobListPage is how many jobs one JobList query of JobsWithArg reads (a variable so that a
 // test can page with fewer jobs).
@@ -407,19 +417,13 @@ var jobListPage = 1000
 // member named member, oldest first, in every state River still keeps them in (completed jobs
 // 24 h, discarded ones 7 days), e.g. JobsWithArg(ctx, "recharge-notifications",
 // "transaction_id", id). member is a plain name (letters, digits, '_') of a string member.
+// Without the index of WithArgIndex on member it reads every job of the table.
 func (q *Queue) JobsWithArg(ctx context.Context, queue, member, value string) ([]*rivertype.JobRow, error) {
 	if !argMember.MatchString(member) {
 		return nil, fmt.Errorf("jobs: list by arg: member %q is not a plain name", member)
 	}
-	// River's JobList takes a predicate in the engine's own SQL: jsonb's ->> on PostgreSQL;
-	// on SQLite args is a BLOB of JSON text, read through json_extract.
-	where := "args ->> CAST(@arg_member AS text) = @arg_value"
-	named := river.NamedArgs{"arg_member": member, "arg_value": value}
-	if !q.postgres {
-		where = "json_extract(CAST(args AS TEXT), @arg_path) = @arg_value"
-		named = river.NamedArgs{"arg_path": "$." + member, "arg_value": value}
-	}
-	first := river.NewJobListParams().Queues(queue).Where(where, named).
+	where := argExpr(q.postgres, member) + " = @arg_value"
+	first := river.NewJobListParams().Queues(queue).Where(where, river.NamedArgs{"arg_value": value}).
 		OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(jobListPage)
 	params := first
 	var out []*rivertype.JobRow

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -632,6 +633,106 @@ func TestJobsWithArg(t *testing.T) {
 			t.Fatal("a member that is not a plain name was accepted")
 		}
 	})
+}
+
+// TestArgIndexServesJobsWithArg: with WithArgIndex on a member, the statement JobsWithArg runs
+// searches that index instead of reading every job; without it, nothing serves it. Migrate
+// refuses a member that is not a plain name.
+func TestArgIndexServesJobsWithArg(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    []jobs.MigrateOption
+		indexed bool
+	}{
+		{"WithArgIndex", []jobs.MigrateOption{jobs.WithArgIndex("ref")}, true},
+		{"no option", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+				for range 2 { // idempotent
+					if err := jobs.Migrate(t.Context(), tg.DB, c.opts...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				faults := &storagetest.Faults{}
+				db := faults.Open(t, tg)
+				q, err := jobs.New(db, nil, jobs.Config{Logger: quietLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 20 {
+					if err := q.Insert(t.Context(), refArgs{Ref: fmt.Sprint("r-", i)}, &river.InsertOpts{Queue: testQueue}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				faults.Record()
+				if got, err := q.JobsWithArg(t.Context(), testQueue, "ref", "r-7"); err != nil || len(got) != 1 {
+					t.Fatalf("JobsWithArg = %d jobs, %v; want the one of r-7", len(got), err)
+				}
+				var list []storagetest.Statement
+				for _, st := range faults.RecordedStatements() {
+					if strings.Contains(st.SQL, "river_job") && (strings.Contains(st.SQL, "'ref'") || strings.Contains(st.SQL, "'$.ref'")) {
+						list = append(list, st)
+					}
+				}
+				if len(list) != 1 {
+					t.Fatalf("%d statements of JobsWithArg compare the member ref, want 1: %v", len(list), list)
+				}
+				plan := explainPlan(t, tg, list[0])
+				if uses := strings.Contains(plan, "river_job_arg_ref_idx"); uses != c.indexed {
+					t.Errorf("the plan of\n%s\nuses river_job_arg_ref_idx: %v, want %v:\n%s", list[0].SQL, uses, c.indexed, plan)
+				}
+			})
+		})
+	}
+	t.Run("member not a plain name", func(t *testing.T) {
+		db := storagetest.SQLite(t).DB
+		if err := jobs.Migrate(t.Context(), db, jobs.WithArgIndex("ref') --")); err == nil {
+			t.Fatal("Migrate accepted an index on a member that is not a plain name")
+		}
+	})
+}
+
+// explainPlan returns the plan of st with its arguments, with sequential scans priced out on
+// PostgreSQL (a table of twenty rows is read whole otherwise).
+func explainPlan(t *testing.T, tg storagetest.Target, st storagetest.Statement) string {
+	t.Helper()
+	var plan []string
+	err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		prefix := "EXPLAIN QUERY PLAN "
+		if storage.IsPostgres(tx) {
+			prefix = "EXPLAIN "
+			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Tx.QueryContext(ctx, prefix+st.SQL, st.Args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			for i := range vals {
+				vals[i] = new(any)
+			}
+			if err := rows.Scan(vals...); err != nil {
+				return err
+			}
+			for _, v := range vals {
+				plan = append(plan, fmt.Sprint(*(v.(*any))))
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatalf("explain %s: %v", st.SQL, err)
+	}
+	return strings.Join(plan, " ")
 }
 
 // routedArgs names its queue in InsertOpts, as the services' job args do, so InsertTx writes

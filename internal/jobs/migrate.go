@@ -15,9 +15,17 @@ import (
 // Migrate creates or upgrades River's tables (river_job, river_queue, river_leader,
 // river_migration, ...) in db with River's own migrator for the engine, in the schema that
 // db's search_path selects on PostgreSQL, where it then drops River's two GIN indexes on
-// river_job ("Insert cost" in the package doc). It is idempotent, and two processes starting
-// at once wait for each other instead of applying the same version twice.
-func Migrate(ctx context.Context, db *bun.DB) error {
+// river_job ("Insert cost" in the package doc), and then creates the indexes that opts ask for.
+// It is idempotent, and two processes starting at once wait for each other instead of applying
+// the same version twice.
+func Migrate(ctx context.Context, db *bun.DB, opts ...MigrateOption) error {
+	var indexes []string
+	for _, o := range opts {
+		if !argMember.MatchString(o.member) {
+			return fmt.Errorf("jobs: migrate: arg index: member %q is not a plain name", o.member)
+		}
+		indexes = append(indexes, argIndexDDL(storage.IsPostgres(db), o.member))
+	}
 	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
 	m, err := rivermigrate.New(driver(db), cfg)
 	if err != nil {
@@ -32,7 +40,7 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 			if _, err := m.MigrateTx(ctx, tx.Tx, rivermigrate.DirectionUp, nil); err != nil {
 				return fmt.Errorf("jobs: migrate: %w", err)
 			}
-			return nil
+			return createIndexes(ctx, tx, indexes)
 		})
 	}
 	// River's migrator reads the applied versions before its per-version transactions, so two
@@ -63,6 +71,33 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	// Indexes that nothing here reads ("Insert cost" in the package doc).
 	if _, err := conn.ExecContext(ctx, "DROP INDEX IF EXISTS "+strings.Join(unusedIndexes, ", ")); err != nil {
 		return fmt.Errorf("jobs: migrate: drop unused indexes: %w", err)
+	}
+	return createIndexes(ctx, conn, indexes)
+}
+
+// MigrateOption adds an index to what Migrate creates.
+type MigrateOption struct{ member string }
+
+// WithArgIndex makes Migrate index river_job by the top-level string member of the jobs' args
+// named member (letters, digits and '_'), the index that JobsWithArg(ctx, queue, member, value)
+// reads instead of every job River holds. Each job insert then writes one more index entry.
+func WithArgIndex(member string) MigrateOption { return MigrateOption{member: member} }
+
+// argIndexDDL creates the index of member on the expression that argExpr writes: PostgreSQL
+// and SQLite use an index on an expression only for a query that repeats it exactly.
+func argIndexDDL(postgres bool, member string) string {
+	expr := argExpr(postgres, member)
+	if postgres {
+		expr = "(" + expr + ")"
+	}
+	return "CREATE INDEX IF NOT EXISTS river_job_arg_" + member + "_idx ON river_job (" + expr + ")"
+}
+
+func createIndexes(ctx context.Context, db bun.IConn, ddl []string) error {
+	for _, q := range ddl {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("jobs: migrate: arg index: %w", err)
+		}
 	}
 	return nil
 }

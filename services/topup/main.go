@@ -119,12 +119,13 @@ func work(ctx context.Context, cfg *config.Topup, db *bun.DB, log *slog.Logger) 
 	return err
 }
 
-// migrate applies the top-up schema and River's tables.
+// migrate applies the top-up schema and River's tables, with River's jobs indexed by the
+// transaction of their notification (topup.JobIndex).
 func migrate(ctx context.Context, db *bun.DB) error {
 	if _, err := topup.Migrate(ctx, db); err != nil {
 		return err
 	}
-	if err := jobs.Migrate(ctx, db); err != nil {
+	if err := jobs.Migrate(ctx, db, topup.JobIndex); err != nil {
 		return err
 	}
 	return idempotency.Migrate(ctx, db, idempotencyTable)

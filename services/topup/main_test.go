@@ -26,6 +26,15 @@ func TestRunMigrate(t *testing.T) {
 				t.Fatalf("%s after migrate: %v", table, err)
 			}
 		}
+		// GET /transactions/{id} finds a transaction's notification jobs through this index.
+		query := `SELECT count(*) FROM pg_indexes WHERE indexname = 'river_job_arg_transaction_id_idx' AND schemaname = current_schema()`
+		if tg.Name == "sqlite" {
+			query = `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'river_job_arg_transaction_id_idx'`
+		}
+		var n int
+		if err := tg.DB.QueryRowContext(t.Context(), query).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("river_job_arg_transaction_id_idx after migrate: %d, %v", n, err)
+		}
 		if err := run(t.Context(), []string{"serve", "now"}); !errors.Is(err, errUsage) {
 			t.Fatalf("unknown command: err %v, want the usage error", err)
 		}

@@ -27,7 +27,14 @@ type Faults struct {
 	hits  int
 	// recording: every statement is appended to log (Record).
 	recording bool
-	log       []string
+	log       []Statement
+}
+
+// Statement is a statement that Record kept, with the arguments bound to it (none when bun
+// wrote them into the text).
+type Statement struct {
+	SQL  string
+	Args []any
 }
 
 type rule struct {
@@ -84,8 +91,17 @@ func (f *Faults) Record() {
 	f.recording, f.log = true, nil
 }
 
-// Recorded stops the recording Record started and returns the statements it kept.
+// Recorded stops the recording Record started and returns the SQL of the statements it kept.
 func (f *Faults) Recorded() []string {
+	var out []string
+	for _, s := range f.RecordedStatements() {
+		out = append(out, s.SQL)
+	}
+	return out
+}
+
+// RecordedStatements is Recorded with each statement's arguments.
+func (f *Faults) RecordedStatements() []Statement {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.log
@@ -97,7 +113,7 @@ func (f *Faults) note(query string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.recording {
-		f.log = append(f.log, query)
+		f.log = append(f.log, Statement{SQL: query})
 	}
 }
 
@@ -105,7 +121,11 @@ func (f *Faults) check(query string, args ...driver.NamedValue) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.recording {
-		f.log = append(f.log, query)
+		st := Statement{SQL: query}
+		for _, a := range args {
+			st.Args = append(st.Args, a.Value)
+		}
+		f.log = append(f.log, st)
 	}
 	if len(args) > 0 {
 		var b strings.Builder
