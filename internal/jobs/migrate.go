@@ -24,7 +24,7 @@ func Migrate(ctx context.Context, db *bun.DB, opts ...MigrateOption) error {
 		if !argMember.MatchString(o.member) {
 			return fmt.Errorf("jobs: migrate: arg index: member %q is not a plain name", o.member)
 		}
-		indexes = append(indexes, argIndexDDL(storage.IsPostgres(db), o.member))
+		indexes = append(indexes, o.member)
 	}
 	cfg := &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)}
 	m, err := rivermigrate.New(driver(db), cfg)
@@ -40,7 +40,7 @@ func Migrate(ctx context.Context, db *bun.DB, opts ...MigrateOption) error {
 			if _, err := m.MigrateTx(ctx, tx.Tx, rivermigrate.DirectionUp, nil); err != nil {
 				return fmt.Errorf("jobs: migrate: %w", err)
 			}
-			return createIndexes(ctx, tx, indexes)
+			return createArgIndexes(ctx, tx, false, indexes)
 		})
 	}
 	// River's migrator reads the applied versions before its per-version transactions, so two
@@ -72,7 +72,7 @@ func Migrate(ctx context.Context, db *bun.DB, opts ...MigrateOption) error {
 	if _, err := conn.ExecContext(ctx, "DROP INDEX IF EXISTS "+strings.Join(unusedIndexes, ", ")); err != nil {
 		return fmt.Errorf("jobs: migrate: drop unused indexes: %w", err)
 	}
-	return createIndexes(ctx, conn, indexes)
+	return createArgIndexes(ctx, conn, true, indexes)
 }
 
 // MigrateOption adds an index to what Migrate creates.
@@ -83,19 +83,24 @@ type MigrateOption struct{ member string }
 // reads instead of every job River holds. Each job insert then writes one more index entry.
 func WithArgIndex(member string) MigrateOption { return MigrateOption{member: member} }
 
-// argIndexDDL creates the index of member on the expression that argExpr writes: PostgreSQL
-// and SQLite use an index on an expression only for a query that repeats it exactly.
-func argIndexDDL(postgres bool, member string) string {
-	expr := argExpr(postgres, member)
-	if postgres {
-		expr = "(" + expr + ")"
-	}
-	return "CREATE INDEX IF NOT EXISTS river_job_arg_" + member + "_idx ON river_job (" + expr + ")"
-}
-
-func createIndexes(ctx context.Context, db bun.IConn, ddl []string) error {
-	for _, q := range ddl {
-		if _, err := db.ExecContext(ctx, q); err != nil {
+// createArgIndexes creates the index of each member on the expression that argExpr writes:
+// PostgreSQL and SQLite use an index on an expression only for a query that repeats it exactly.
+// On PostgreSQL an index already there is not created again: CREATE INDEX IF NOT EXISTS would
+// first lock river_job against inserts, at every start.
+func createArgIndexes(ctx context.Context, db bun.IConn, postgres bool, members []string) error {
+	for _, member := range members {
+		name, expr := "river_job_arg_"+member+"_idx", argExpr(postgres, member)
+		if postgres {
+			var exists bool
+			if err := db.QueryRowContext(ctx, "SELECT to_regclass(?) IS NOT NULL", name).Scan(&exists); err != nil {
+				return fmt.Errorf("jobs: migrate: arg index: %w", err)
+			}
+			if exists {
+				continue
+			}
+			expr = "(" + expr + ")"
+		}
+		if _, err := db.ExecContext(ctx, "CREATE INDEX IF NOT EXISTS "+name+" ON river_job ("+expr+")"); err != nil {
 			return fmt.Errorf("jobs: migrate: arg index: %w", err)
 		}
 	}
