@@ -1,14 +1,12 @@
 package topup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
@@ -84,7 +82,7 @@ func TestPartialIndexesServeTheirQueries(t *testing.T) {
 					t.Fatalf("no statement compared %s with a value", c.column)
 				}
 				for _, s := range stmts {
-					if plan := explain(t, tg, s); !strings.Contains(plan, c.index) {
+					if plan := storagetest.Explain(t, tg, storagetest.Statement{SQL: s}); !strings.Contains(plan, c.index) {
 						t.Errorf("%s\ndoes not use %s:\n%s", s, c.index, plan)
 					}
 				}
@@ -114,46 +112,4 @@ func indexEntries(t *testing.T, tg storagetest.Target, index string) int {
 		t.Fatalf("entries of %s: %v", index, err)
 	}
 	return n
-}
-
-// explain returns the plan of the statement q, with sequential scans priced out on PostgreSQL
-// (a table of three rows is read whole otherwise).
-func explain(t *testing.T, tg storagetest.Target, q string) string {
-	t.Helper()
-	var plan []string
-	err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		prefix := "EXPLAIN QUERY PLAN "
-		if storage.IsPostgres(tx) {
-			prefix = "EXPLAIN "
-			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.QueryContext(ctx, prefix+q)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			for i := range vals {
-				vals[i] = new(any)
-			}
-			if err := rows.Scan(vals...); err != nil {
-				return err
-			}
-			for _, v := range vals {
-				plan = append(plan, fmt.Sprint(*(v.(*any))))
-			}
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		t.Fatalf("explain %s: %v", q, err)
-	}
-	return strings.Join(plan, "\n")
 }

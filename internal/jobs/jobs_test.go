@@ -678,7 +678,7 @@ func TestArgIndexServesJobsWithArg(t *testing.T) {
 				if len(list) != 1 {
 					t.Fatalf("%d statements of JobsWithArg compare the member ref, want 1: %v", len(list), list)
 				}
-				plan := explainPlan(t, tg, list[0])
+				plan := storagetest.Explain(t, tg, list[0])
 				if uses := strings.Contains(plan, "river_job_arg_ref_idx"); uses != c.indexed {
 					t.Errorf("the plan of\n%s\nuses river_job_arg_ref_idx: %v, want %v:\n%s", list[0].SQL, uses, c.indexed, plan)
 				}
@@ -691,48 +691,6 @@ func TestArgIndexServesJobsWithArg(t *testing.T) {
 			t.Fatal("Migrate accepted an index on a member that is not a plain name")
 		}
 	})
-}
-
-// explainPlan returns the plan of st with its arguments, with sequential scans priced out on
-// PostgreSQL (a table of twenty rows is read whole otherwise).
-func explainPlan(t *testing.T, tg storagetest.Target, st storagetest.Statement) string {
-	t.Helper()
-	var plan []string
-	err := tg.DB.RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		prefix := "EXPLAIN QUERY PLAN "
-		if storage.IsPostgres(tx) {
-			prefix = "EXPLAIN "
-			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.Tx.QueryContext(ctx, prefix+st.SQL, st.Args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			for i := range vals {
-				vals[i] = new(any)
-			}
-			if err := rows.Scan(vals...); err != nil {
-				return err
-			}
-			for _, v := range vals {
-				plan = append(plan, fmt.Sprint(*(v.(*any))))
-			}
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		t.Fatalf("explain %s: %v", st.SQL, err)
-	}
-	return strings.Join(plan, " ")
 }
 
 // routedArgs names its queue in InsertOpts, as the services' job args do, so InsertTx writes
