@@ -635,7 +635,7 @@ type Backlog struct {
 	Exhausted int
 }
 
-// backlog counts, in one grouped query on the (status, updated_at) index, the pending records
+// backlog counts, in one grouped query on the (status, created_at, id) index, the pending records
 // untouched since pendingBefore and the unavailable ones, with or without retries left.
 func (s *Store) backlog(ctx context.Context, pendingBefore time.Time) (Backlog, error) {
 	var rows []struct {
