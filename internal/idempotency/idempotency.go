@@ -10,7 +10,8 @@
 //   - no Idempotency-Key: the request runs as usual;
 //   - a key is 1 to 255 visible ASCII characters, else 400;
 //   - keys are scoped to the caller (the scope function: a user's sub, the service key) and kept
-//     at least 24 hours ([DefaultTTL]); the same key of another caller is another key;
+//     at least 24 hours ([DefaultTTL]), then deleted by [Store.Run] (every [PurgeInterval] in the
+//     services); the same key of another caller is another key;
 //   - the first request with a key runs and its answer is stored, whatever its status, except
 //     401, 403, 409, 429 and 503, which mean the request did not run (bad or used credentials, a
 //     conflict with another request, a limit, the request's deadline passed before anything was
@@ -31,6 +32,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -191,13 +193,54 @@ func (s *Store) Release(ctx context.Context, scope, key string) error {
 	return nil
 }
 
-// Purge deletes the keys past their expiry.
-func (s *Store) Purge(ctx context.Context) error {
-	_, err := s.db.NewDelete().TableExpr("?", bun.Ident(s.table)).Where("expires_at < ?", s.now().UTC()).Exec(ctx)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("idempotency: purge: %w", err)
+// PurgeInterval is how often the services delete expired keys (Store.Run).
+const PurgeInterval = time.Hour
+
+// purgeBatch is how many keys one statement of Purge deletes: each is a short write, so that a
+// request waiting for SQLite's one connection does not wait behind a day's keys.
+var purgeBatch = 500
+
+// Purge deletes the keys past their expiry, purgeBatch keys per statement, and returns how
+// many it deleted. Without it a key is deleted only when its caller uses it again.
+func (s *Store) Purge(ctx context.Context) (int, error) {
+	now, deleted := s.now().UTC(), 0
+	for {
+		expired := s.db.NewSelect().TableExpr("?", bun.Ident(s.table)).Column("scope", "key").
+			Where("expires_at < ?", now).Limit(purgeBatch)
+		res, err := s.db.NewDelete().TableExpr("?", bun.Ident(s.table)).Where("(scope, key) IN (?)", expired).Exec(ctx)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return deleted, fmt.Errorf("idempotency: purge: %w", err)
+		}
+		var n int64
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		deleted += int(n)
+		if n < int64(purgeBatch) {
+			return deleted, nil
+		}
 	}
-	return nil
+}
+
+// Run purges the expired keys at once and then every interval until ctx ends. A failed purge
+// is logged and tried again at the next tick.
+func (s *Store) Run(ctx context.Context, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := s.Purge(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.WarnContext(ctx, "idempotency keys not purged; trying again later", "table", s.table, "error", err)
+		case n > 0:
+			log.InfoContext(ctx, "expired idempotency keys purged", "table", s.table, "keys", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Fingerprint identifies a request: its method, URL (path and query) and body.

@@ -1,6 +1,8 @@
 package idempotency_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -201,4 +203,105 @@ func TestKeysExpire(t *testing.T) {
 			t.Fatalf("past the TTL: %+v, runs %d; want a new run", r, a.runs.Load())
 		}
 	})
+}
+
+// TestPurgeDeletesOnlyExpiredKeys: Purge deletes every key past its expiry, answered or
+// interrupted, in as many statements as it takes, and keeps the others.
+func TestPurgeDeletesOnlyExpiredKeys(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		defer idempotency.SetPurgeBatch(3)()
+		if err := idempotency.Migrate(t.Context(), tg.DB, table); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		store := idempotency.NewStore(tg.DB, table).WithClock(func() time.Time { return now })
+		ctx := t.Context()
+		begin := func(key string) {
+			t.Helper()
+			if rec, err := store.Begin(ctx, "u1", key, "fp"); rec != nil || err != nil {
+				t.Fatalf("Begin %s: %v, %v", key, rec, err)
+			}
+		}
+		for i := range 7 { // expired: six answered, one interrupted
+			key := fmt.Sprint("old-", i)
+			begin(key)
+			if i > 0 {
+				if err := store.Finish(ctx, "u1", key, http.StatusCreated, "application/json", []byte(`{}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		now = now.Add(23 * time.Hour)
+		begin("young-1")
+		begin("young-2")
+		now = now.Add(time.Hour + time.Minute)
+
+		if n, err := store.Purge(ctx); err != nil || n != 7 {
+			t.Fatalf("Purge = %d, %v; want the 7 expired keys", n, err)
+		}
+		if left := countKeys(t, tg); left != 2 {
+			t.Fatalf("%d keys left, want the 2 that have not expired", left)
+		}
+		if n, err := store.Purge(ctx); err != nil || n != 0 {
+			t.Fatalf("second Purge = %d, %v; want 0", n, err)
+		}
+	})
+}
+
+// TestRunPurgesUntilCanceled: Run purges at once and at every tick, and returns when its context
+// ends.
+func TestRunPurgesUntilCanceled(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	if err := idempotency.Migrate(t.Context(), tg.DB, table); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := idempotency.NewStore(tg.DB, table).WithClock(clock)
+	expire := func(key string) {
+		t.Helper()
+		mu.Lock()
+		now = now.Add(-25 * time.Hour)
+		mu.Unlock()
+		if _, err := store.Begin(t.Context(), "u1", key, "fp"); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		now = now.Add(25 * time.Hour)
+		mu.Unlock()
+	}
+	waitGone := func() {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); countKeys(t, tg) > 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("Run did not purge the expired key")
+			}
+		}
+	}
+	expire("k-1")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		store.Run(ctx, 20*time.Millisecond, slog.New(slog.DiscardHandler))
+	}()
+	waitGone()
+	expire("k-2")
+	waitGone()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return when its context ended")
+	}
+}
+
+func countKeys(t *testing.T, tg storagetest.Target) int {
+	t.Helper()
+	var n int
+	if err := tg.DB.QueryRowContext(t.Context(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

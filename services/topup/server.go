@@ -66,6 +66,7 @@ type server struct {
 	fake      *carriertest.Fake // the in-process SPR in mock mode, nil otherwise
 	reconcile bool
 	outbox    string // where development e-mails go ("" with SMTP_HOST or an injected sender)
+	keys      *idempotency.Store
 }
 
 // newServer builds, on the open database, the product mapping and reconciler settings, the
@@ -149,7 +150,8 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 		Pprof:          cfg.DebugPprof,
 		CORSOrigins:    cfg.CORSAllowedOrigins,
 	})
-	routes(app, &handlers{svc: svc}, authn, actionTokens, idempotency.NewStore(d.DB, idempotencyTable))
+	keys := idempotency.NewStore(d.DB, idempotencyTable)
+	routes(app, &handlers{svc: svc}, authn, actionTokens, keys)
 	doc, err := openapiDoc()
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func newServer(ctx context.Context, cfg *config.Topup, d deps) (_ *server, err e
 	apidoc.Mount(app, doc)
 
 	return &server{
-		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake,
+		cfg: cfg, log: log, queue: queue, service: svc, app: app, fake: fake, keys: keys,
 		reconcile: !st.ReconcileDisabled, outbox: outbox,
 	}, nil
 }
@@ -237,7 +239,8 @@ func newCarrier(cfg *config.Topup, products *topup.Products, reg prometheus.Regi
 // inventory (whose offers have as many).
 const mockStock = 1000
 
-// serve answers HTTP on ln and runs the reconciler and the notification workers until ctx ends
+// serve answers HTTP on ln and runs the reconciler, the notification workers and the hourly
+// purge of expired Idempotency-Keys until ctx ends
 // or SIGTERM/SIGINT, then stops them and the server gracefully, letting in-flight requests and
 // e-mails finish (httpx.DefaultShutdownGrace).
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
@@ -247,6 +250,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	if s.reconcile {
 		wg.Go(func() { s.service.Run(ctx) })
 	}
+	wg.Go(func() { s.keys.Run(ctx, idempotency.PurgeInterval, s.log) })
 	var started atomic.Bool
 	wg.Go(func() { started.Store(s.startQueue(ctx)) })
 	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace, s.log)
