@@ -131,4 +131,30 @@ var Migrations = []storage.Migration{
 			return storage.DDL(ctx, tx, `ALTER TABLE consumos DROP COLUMN version`)
 		},
 	},
+	{
+		// The indexes the counts of /metrics read (Store.Unknown), and no index nothing reads.
+		// Held records: only the records an operation holds, by when it started, which SQLite
+		// uses for the count where it read the whole table past the old index on the marker.
+		// Attempts: by result and operation, so that the count of unknown authorizations does
+		// not read every timed-out attempt of every operation. consumos_estado_idx had no
+		// reader, and every step of a flow moved its entry. Building them reads each table once,
+		// and writes to it wait meanwhile.
+		Name: "20261129000100_consumos_metric_indexes",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx,
+				`DROP INDEX consumos_estado_idx`,
+				`DROP INDEX consumos_operacion_en_curso_idx`,
+				`CREATE INDEX consumos_en_curso_idx ON consumos (operacion_iniciada_at) WHERE operacion_en_curso IS NOT NULL`,
+				`DROP INDEX consumo_intentos_resultado_idx`,
+				`CREATE INDEX consumo_intentos_resultado_idx ON consumo_intentos (resultado, operacion)`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			return storage.DDL(ctx, tx,
+				`DROP INDEX consumo_intentos_resultado_idx`,
+				`CREATE INDEX consumo_intentos_resultado_idx ON consumo_intentos (resultado)`,
+				`DROP INDEX consumos_en_curso_idx`,
+				`CREATE INDEX consumos_operacion_en_curso_idx ON consumos (operacion_en_curso)`,
+				`CREATE INDEX consumos_estado_idx ON consumos (estado)`)
+		},
+	},
 }

@@ -18,7 +18,7 @@ import (
 
 // migrated applies this package's migrations (credit.Migrations holds them too; importing it
 // here would be a cycle).
-func migrated(t *testing.T, tg storagetest.Target) *Store {
+func migrated(t testing.TB, tg storagetest.Target) *Store {
 	t.Helper()
 	if _, err := storage.Migrate(t.Context(), tg.DB, "credit_migrations", storage.NewMigrations(Migrations...)); err != nil {
 		t.Fatal(err)
@@ -454,6 +454,52 @@ func TestTwoClaimsOnOneVersion(t *testing.T) {
 			}
 			if withs != 2 {
 				t.Fatalf("%d WITH statements in %q; want both claims' compare-and-set", withs, statements)
+			}
+		}
+	})
+}
+
+// TestUnknownCountsReadTheirIndexes: the two counts of /metrics (Store.Unknown) read the index of
+// the held records and the index of attempts by result and operation, not their tables.
+func TestUnknownCountsReadTheirIndexes(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		migrated(t, tg)
+		faults := &storagetest.Faults{}
+		s := NewStore(faults.Open(t, tg))
+		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+		for _, id := range []string{"A-1", "A-2", "A-3"} {
+			insertar(t, s, nuevoConsumo(id, now))
+		}
+		if _, err := s.Claim(t.Context(), "A-2", claimFor(OpConfirmar, now)); err != nil {
+			t.Fatal(err)
+		}
+		if storage.IsPostgres(tg.DB) {
+			if _, err := tg.DB.ExecContext(t.Context(), "ANALYZE consumos, consumo_intentos"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		faults.Record()
+		held, _, err := s.Unknown(t.Context(), now.Add(time.Hour))
+		if err != nil || held != 1 {
+			t.Fatalf("Unknown = %d held, %v; want the one claimed record", held, err)
+		}
+		statements := faults.RecordedStatements()
+		for _, c := range []struct{ table, index string }{
+			{`FROM "consumos"`, "consumos_en_curso_idx"},
+			{`FROM "consumo_intentos"`, "consumo_intentos_resultado_idx"},
+		} {
+			var found bool
+			for _, st := range statements {
+				if !strings.Contains(st.SQL, c.table) {
+					continue
+				}
+				found = true
+				if plan := storagetest.Explain(t, tg, st); !strings.Contains(plan, c.index) {
+					t.Errorf("%s\ndoes not read %s:\n%s", st.SQL, c.index, plan)
+				}
+			}
+			if !found {
+				t.Errorf("no statement of Unknown read %s", c.table)
 			}
 		}
 	})
