@@ -219,6 +219,13 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	return rep, errors.Join(errs...)
 }
 
+// Purge deletes the action-token uses past their expiry and the throttle hits outside the
+// window, which no check reads any more. Reconcile does it at every pass; a process that runs
+// no reconciler calls it itself.
+func (s *Service) Purge(ctx context.Context) error {
+	return s.store.Purge(ctx, s.now(), s.cfg.ThrottleWindow)
+}
+
 func (s *Service) reconcileOne(ctx context.Context, seen *Transaction, rep *ReconcileReport) error {
 	// The claim: the record is still as the selection read it, and its updated_at moves, so
 	// that no other instance (nor the next pass) takes it meanwhile.

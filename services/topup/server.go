@@ -239,16 +239,18 @@ func newCarrier(cfg *config.Topup, products *topup.Products, reg prometheus.Regi
 // inventory (whose offers have as many).
 const mockStock = 1000
 
-// serve answers HTTP on ln and runs the reconciler, the notification workers and the hourly
-// purge of expired Idempotency-Keys until ctx ends
-// or SIGTERM/SIGINT, then stops them and the server gracefully, letting in-flight requests and
-// e-mails finish (httpx.DefaultShutdownGrace).
+// serve answers HTTP on ln and runs the reconciler (or, without one, the hourly purge of the
+// action-token uses and throttle hits), the notification workers and the hourly purge of
+// expired Idempotency-Keys until ctx ends or SIGTERM/SIGINT, then stops them and the server
+// gracefully, letting in-flight requests and e-mails finish (httpx.DefaultShutdownGrace).
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	if s.reconcile {
 		wg.Go(func() { s.service.Run(ctx) })
+	} else {
+		wg.Go(func() { s.purge(ctx, purgeInterval) })
 	}
 	wg.Go(func() { s.keys.Run(ctx, idempotency.PurgeInterval, s.log) })
 	var started atomic.Bool
@@ -262,6 +264,26 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		err = errors.Join(err, s.queue.Stop(stopCtx))
 	}
 	return err
+}
+
+// purgeInterval is how often a process without a reconciler purges the action-token uses and
+// throttle hits (the reconciler does it at every pass).
+const purgeInterval = time.Hour
+
+// purge runs topup.Service.Purge at once and then every interval until ctx ends.
+func (s *server) purge(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := s.service.Purge(ctx); err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "action tokens and throttle hits not purged; trying again later", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // startQueue starts the notification workers, trying again every few seconds while the
