@@ -224,8 +224,9 @@ func fakeClient(reg prometheus.Registerer, upstream string, op func(context.Cont
 }
 
 // serve answers HTTP on ln, reverses the authorizations granted but not recorded every
-// CREDIT_RECONCILE_INTERVAL and deletes the expired Idempotency-Keys every hour, until ctx ends (main's ctx ends on SIGTERM or SIGINT); then it stops
-// gracefully, letting in-flight requests finish.
+// CREDIT_RECONCILE_INTERVAL and deletes the expired Idempotency-Keys every hour, until ctx ends
+// (main's ctx ends on SIGTERM or SIGINT); then it stops gracefully, letting in-flight requests
+// finish.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -233,10 +234,10 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	if every := s.cfg.Creditsystem.ReconcileInterval; every > 0 {
 		wg.Go(func() { s.consumos.Run(ctx, every) })
 	}
-	wg.Go(func() { s.keys.Run(ctx, idempotency.PurgeInterval, s.log) })
 	if err := s.queue.Start(ctx); err != nil {
 		return err
 	}
+	wg.Go(func() { s.keys.Run(ctx, idempotency.PurgeInterval, s.log) })
 	err := httpx.ServeListener(ctx, s.app, ln, httpx.DefaultShutdownGrace, s.log)
 	cancel()
 	wg.Wait()
