@@ -15,18 +15,7 @@ import (
 
 // TestMigrationsRoundTrip: every migration goes up, down and up again on both databases.
 func TestMigrationsRoundTrip(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		ctx := t.Context()
-		for range 2 {
-			applied, err := Migrate(ctx, tg.DB)
-			if err != nil || len(applied) != len(Migrations.Names()) {
-				t.Fatalf("migrate: applied %v, %v", applied, err)
-			}
-			if _, err := storage.Rollback(ctx, tg.DB, MigrationsTable, Migrations); err != nil {
-				t.Fatalf("rollback: %v", err)
-			}
-		}
-	})
+	storagetest.MigrationsRoundTrip(t, MigrationsTable, Migrations)
 }
 
 // TestPartialIndexesServeTheirQueries: the indexes of the mostly empty columns leave the
