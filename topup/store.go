@@ -91,8 +91,9 @@ type Store struct {
 	observer Observer
 }
 
-// NewStore returns a Store on db (migrated with Migrate and jobs.Migrate with JobIndex) that enqueues the
-// notification jobs on queue, in the transaction of the change each announces.
+// NewStore returns a Store on db (migrated with Migrate, and with jobs.Migrate and JobIndex)
+// that enqueues the notification jobs on queue, in the transaction of the change each
+// announces.
 func NewStore(db *bun.DB, queue *jobs.Queue, opts ...StoreOption) *Store {
 	s := &Store{db: db, queue: queue}
 	for _, o := range opts {
@@ -688,8 +689,8 @@ type NotificationJob struct {
 
 // JobIndex is the jobs.Migrate option of a top-up database: it indexes River's jobs by the
 // transaction_id of their notification, which Notifications reads. Without it Notifications
-// reads every job River holds (a day's completed ones), 55-62 ms on SQLite and 10 ms on
-// PostgreSQL with 20,000 of them (BenchmarkNotifications).
+// reads every job River holds, a day's completed ones (BenchmarkNotifications; BENCHMARKS.md,
+// "Notification jobs of a transaction").
 var JobIndex = jobs.WithArgIndex(notificationKey)
 
 // notificationKey is the member of a notification job's args that names its transaction.

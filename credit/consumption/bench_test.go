@@ -10,8 +10,8 @@ import (
 )
 
 // BenchmarkUnknown measures the counts of /metrics (Store.Unknown, at every scrape) over 50,000
-// consumption records, two of them held by an operation, and 150,000 attempts, 3 % of them
-// timed out or cut (half of those of GrabarConsumo and reversals).
+// consumption records, two of them held by an operation that has not yet gone stale, and
+// 150,000 attempts, 3 % of them timed out (two thirds of those of GrabarConsumo and reversals).
 func BenchmarkUnknown(b *testing.B) {
 	const records = 50000
 	for _, engine := range []string{"sqlite", "postgres"} {

@@ -132,7 +132,7 @@ var Migrations = []storage.Migration{
 		},
 	},
 	{
-		// The indexes the counts of /metrics read (Store.Unknown), and no index nothing reads.
+		// The indexes the counts of /metrics read (Store.Unknown), without one that nothing read.
 		// Held records: only the records an operation holds, by when it started, which SQLite
 		// uses for the count where it read the whole table past the old index on the marker.
 		// Attempts: by result and operation, so that the count of unknown authorizations does

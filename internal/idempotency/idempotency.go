@@ -28,7 +28,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -208,13 +207,10 @@ func (s *Store) Purge(ctx context.Context) (int, error) {
 		expired := s.db.NewSelect().TableExpr("?", bun.Ident(s.table)).Column("scope", "key").
 			Where("expires_at < ?", now).Limit(purgeBatch)
 		res, err := s.db.NewDelete().TableExpr("?", bun.Ident(s.table)).Where("(scope, key) IN (?)", expired).Exec(ctx)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err != nil {
 			return deleted, fmt.Errorf("idempotency: purge: %w", err)
 		}
-		var n int64
-		if err == nil {
-			n, _ = res.RowsAffected()
-		}
+		n, _ := res.RowsAffected()
 		deleted += int(n)
 		if n < int64(purgeBatch) {
 			return deleted, nil

@@ -73,9 +73,8 @@
 // the jobs of a queue whose args name one thing (a transaction's notifications), with River's
 // JobList and a predicate in the engine's SQL, so that no other package queries River's tables;
 // Migrate with [WithArgIndex] on that member indexes it, without which each call reads every
-// job River holds (the top-up service's jobs of a day: 55 ms on SQLite, 8.5 ms on PostgreSQL
-// for 20,000, in topup's BenchmarkNotifications; 0.15 and 0.5 ms with the index). A job whose worker
-// process died mid-run is returned to the queue by the leader after one hour
+// job River holds (topup's BenchmarkNotifications measures both). A job whose worker process
+// died mid-run is returned to the queue by the leader after one hour
 // (River's RescueStuckJobsAfter). Completed jobs are deleted after 24 h.
 //
 // Workers must be idempotent where it matters: a job runs at least once, and runs again if its
