@@ -131,7 +131,8 @@ func operationElement(d *xml.Decoder) (xml.StartElement, error) {
 
 // decodeRequest decodes the operation element into v, a generated operation struct.
 func decodeRequest(body []byte, name xml.Name, v any) error {
-	d := xml.NewDecoder(bytes.NewReader(body))
+	d, release := xsd.NewDecoder(body)
+	defer release()
 	se, err := operationElement(d)
 	if err != nil {
 		return err

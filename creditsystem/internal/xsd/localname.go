@@ -1,6 +1,7 @@
 package xsd
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -46,6 +47,34 @@ func decodeCounted(r interface {
 	decoding.Store(dec, r)
 	defer decoding.Delete(dec)
 	return dec.Decode(v)
+}
+
+// NewDecoder returns a decoder of data whose [Ptr] members decode in place, and the function
+// that releases it once the caller is done. A Ptr decoded by a plain xml.Decoder replays its
+// tokens through one more decoder to tell an empty element from a value; this one reads data's
+// raw tokens through a reader that counts the start elements, so namespaces, entities and the
+// nesting of elements are still checked once, by the decoder returned.
+func NewDecoder(data []byte) (d *xml.Decoder, release func()) {
+	r := &rawCounter{d: xml.NewDecoder(bytes.NewReader(data))}
+	d = xml.NewTokenDecoder(r)
+	decoding.Store(d, r)
+	return d, func() { decoding.Delete(d) }
+}
+
+// rawCounter is the reader behind NewDecoder: d's raw tokens, the start elements counted.
+type rawCounter struct {
+	d      *xml.Decoder
+	starts int
+}
+
+func (r *rawCounter) startsRead() int { return r.starts }
+
+func (r *rawCounter) Token() (xml.Token, error) {
+	tok, err := r.d.RawToken()
+	if _, ok := tok.(xml.StartElement); ok {
+		r.starts++
+	}
+	return tok, err
 }
 
 // counterOf returns the reader behind d if d is one of the decoders of decoding.

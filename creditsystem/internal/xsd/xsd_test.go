@@ -72,15 +72,25 @@ func TestDecode(t *testing.T) {
 				t.Errorf("%+v", d)
 			}
 		}},
+		{"entities, character references and CDATA", `<r><s>a&amp;b&#233;<![CDATA[<c>]]></s><p><x>&lt;y&gt;</x></p></r>`, func(t *testing.T, d doc) {
+			if d.S.Value != "a&bé<c>" || d.P.V == nil || d.P.V.X.Value != "<y>" {
+				t.Errorf("%+v", d)
+			}
+		}},
 	}
 	// Ptr decides emptiness in two ways: replaying the tokens (any decoder) or counting the
-	// child elements read (under DecodeByLocalName); both must agree.
+	// child elements read (under DecodeByLocalName and NewDecoder); all must agree.
 	decoders := []struct {
 		name   string
 		decode func(body string, v any) error
 	}{
 		{"xml.Unmarshal", func(body string, v any) error { return xml.Unmarshal([]byte(body), v) }},
 		{"DecodeByLocalName", decodeLocal},
+		{"NewDecoder", func(body string, v any) error {
+			d, release := NewDecoder([]byte(body))
+			defer release()
+			return d.Decode(v)
+		}},
 	}
 	for _, dec := range decoders {
 		for _, tc := range cases {
@@ -92,6 +102,24 @@ func TestDecode(t *testing.T) {
 				tc.check(t, d)
 			})
 		}
+	}
+}
+
+// NewDecoder reads raw tokens: the decoder it returns must still check what a plain one does.
+func TestNewDecoderRejects(t *testing.T) {
+	for _, body := range []string{
+		`<r><s>a</t></r>`, `<r><p><x>1</x></r>`, `<r><s>&bogus;</s></r>`, `<r><s>a</s>`,
+	} {
+		var want doc
+		if err := xml.Unmarshal([]byte(body), &want); err == nil {
+			t.Fatalf("%s: xml.Unmarshal accepts it, the case checks nothing", body)
+		}
+		d, release := NewDecoder([]byte(body))
+		var got doc
+		if err := d.Decode(&got); err == nil {
+			t.Errorf("%s decoded without error: %+v", body, got)
+		}
+		release()
 	}
 }
 
