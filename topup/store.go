@@ -454,7 +454,7 @@ func getWhere(ctx context.Context, db bun.IDB, forUpdate bool, where string, arg
 func (s *Store) List(ctx context.Context, f Filter) ([]Transaction, int, error) {
 	f = f.Normalize()
 	var out []Transaction
-	q := s.db.NewSelect().Model(&out)
+	q := storage.Reader(s.db).NewSelect().Model(&out)
 	if f.SubscriberID != "" {
 		q = q.Where("subscriber_id = ?", f.SubscriberID)
 	}
@@ -644,7 +644,7 @@ func (s *Store) backlog(ctx context.Context, pendingBefore time.Time) (Backlog, 
 		N      int          `bun:"n"`
 		Oldest bun.NullTime `bun:"oldest"`
 	}
-	err := s.db.NewSelect().TableExpr("topup_transactions").
+	err := storage.Reader(s.db).NewSelect().TableExpr("topup_transactions").
 		ColumnExpr("CASE WHEN status = ? THEN 'pending' WHEN retries_exhausted_at IS NULL THEN 'unavailable' ELSE 'exhausted' END AS kind", string(StatusPending)).
 		ColumnExpr("count(*) AS n").
 		ColumnExpr("min(created_at) AS oldest").

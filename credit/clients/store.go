@@ -257,7 +257,7 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 		}
 		return sel.Where(`search_text LIKE ? ESCAPE '\'`, "%"+escapeLike(strings.ToLower(q.Search))+"%")
 	}
-	total, err := filter(s.db.NewSelect().Model((*Client)(nil))).Count(ctx)
+	total, err := filter(storage.Reader(s.db).NewSelect().Model((*Client)(nil))).Count(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("clients: count clients: %w", err)
 	}
@@ -267,7 +267,7 @@ func (s *Store) List(ctx context.Context, q Query) (*Page, error) {
 	// overflow, and bun keeps OFFSET in an int32, so a large offset would wrap and answer
 	// some other page.
 	if q.Page <= pages {
-		if err := filter(s.db.NewSelect().Model(&clients)).OrderExpr("id DESC").
+		if err := filter(storage.Reader(s.db).NewSelect().Model(&clients)).OrderExpr("id DESC").
 			Limit(q.PerPage).Offset((q.Page - 1) * q.PerPage).Scan(ctx); err != nil {
 			return nil, fmt.Errorf("clients: list clients: %w", err)
 		}

@@ -468,14 +468,14 @@ func (s *Store) Intento(ctx context.Context, id int64) (*Intento, error) {
 // attempts whose outcome is unknown (a timeout or a lost connection, or a call started before
 // staleBefore that never ended), and granted authorizations not yet recorded nor reversed.
 func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrecorded int, err error) {
-	held, err = s.db.NewSelect().Model((*Consumo)(nil)).Where("operacion_en_curso IS NOT NULL").
+	held, err = storage.Reader(s.db).NewSelect().Model((*Consumo)(nil)).Where("operacion_en_curso IS NOT NULL").
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("resultado_desconocido").WhereOr("operacion_iniciada_at < ?", staleBefore)
 		}).Count(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("consumption: count unknown outcomes: %w", err)
 	}
-	unrecorded, err = s.db.NewSelect().Model((*Intento)(nil)).
+	unrecorded, err = storage.Reader(s.db).NewSelect().Model((*Intento)(nil)).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("resultado IN (?)", bun.In([]Resultado{ResultadoNoRegistrada, ResultadoRevirtiendo, ResultadoReversoRechazado, ResultadoReversoDesconocido})).
 				WhereOr("operacion = ? AND resultado IN (?)", UpstreamGrabarAutorizacion, bun.In([]Resultado{ResultadoTimeout, ResultadoTransporte})).

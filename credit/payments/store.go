@@ -185,13 +185,13 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Pago, int, error) {
 		}
 		return sel
 	}
-	total, err := filter(s.db.NewSelect().Model((*Pago)(nil))).Count(ctx)
+	total, err := filter(storage.Reader(s.db).NewSelect().Model((*Pago)(nil))).Count(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("payments: count payments: %w", err)
 	}
 	out := []Pago{}
 	if q.Page <= (total+q.PerPage-1)/q.PerPage {
-		if err := filter(s.db.NewSelect().Model(&out)).OrderExpr("id DESC").
+		if err := filter(storage.Reader(s.db).NewSelect().Model(&out)).OrderExpr("id DESC").
 			Limit(q.PerPage).Offset((q.Page - 1) * q.PerPage).Scan(ctx); err != nil {
 			return nil, 0, fmt.Errorf("payments: list payments: %w", err)
 		}
@@ -277,7 +277,7 @@ func (s *Store) ChangeEntrega(ctx context.Context, id int64, fn func(*Entrega, *
 // (judged with staleBefore), and ERP hand-overs that are failing or were given up.
 func (s *Store) Pendientes(ctx context.Context, staleBefore time.Time) (unknown, handOvers int, err error) {
 	var open []Pago
-	if err := s.db.NewSelect().Model(&open).
+	if err := storage.Reader(s.db).NewSelect().Model(&open).
 		Where("estado IN (?)", bun.In([]Estado{EstadoPendiente, EstadoDesconocido})).WhereOr("operacion_en_curso IS NOT NULL").
 		Scan(ctx); err != nil {
 		return 0, 0, fmt.Errorf("payments: count unknown outcomes: %w", err)
@@ -287,7 +287,7 @@ func (s *Store) Pendientes(ctx context.Context, staleBefore time.Time) (unknown,
 			unknown++
 		}
 	}
-	handOvers, err = s.db.NewSelect().Model((*Entrega)(nil)).
+	handOvers, err = storage.Reader(s.db).NewSelect().Model((*Entrega)(nil)).
 		Where("estado IN (?)", bun.In([]string{EntregaFallando, EntregaFallida})).Count(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("payments: count ERP hand-overs: %w", err)

@@ -43,6 +43,7 @@ type openOptions struct {
 	wrap             func(driver.Connector) driver.Connector
 	statementTimeout time.Duration
 	maxConns         int
+	noReaders        bool // OpenHealth: one connection, no Reader
 }
 
 // WithMaxConns sets the PostgreSQL pool size (DATABASE_MAX_CONNS); 0 means DefaultMaxConns.
@@ -130,7 +131,18 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 		if err != nil {
 			return nil, err
 		}
-		sqldb := sql.OpenDB(wrap(sqliteConnector{dsn: dsn}))
+		connector := wrap(sqliteConnector{dsn: dsn})
+		var reader *bun.DB
+		if !o.noReaders && !inMemory(dsn) {
+			// query_only refuses writes; deferred: a transaction on it never asks for the write lock.
+			rdsn := strings.Replace(dsn, "_txlock=immediate", "_txlock=deferred", 1) + "&_pragma=query_only(1)"
+			rdb := sql.OpenDB(wrap(sqliteConnector{dsn: rdsn}))
+			rdb.SetMaxOpenConns(ReadConns)
+			rdb.SetMaxIdleConns(ReadConns)
+			reader = bun.NewDB(rdb, sqlitedialect.New())
+			connector = closingConnector{Connector: connector, also: rdb}
+		}
+		sqldb := sql.OpenDB(connector)
 		// SQLite has one writer at a time: with several pooled connections, waiting writers
 		// sleep in SQLite's busy handler (up to 100 ms a round), which made the p99 of
 		// concurrent writes near a second. One connection queues them in Go instead, as
@@ -139,6 +151,9 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 		sqldb.SetMaxOpenConns(1)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 		groupCommit(db, sqliteBusy(o.statementTimeout))
+		if reader != nil {
+			registerReader(db, reader)
+		}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -152,7 +167,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 // OpenHealth opens a pool of one connection of its own on the database, for GET /up: the health
 // check answers even when the service's pool is exhausted by requests waiting on a lock.
 func OpenHealth(ctx context.Context, databaseURL string) (*sql.DB, error) {
-	db, err := Open(ctx, databaseURL)
+	db, err := Open(ctx, databaseURL, func(o *openOptions) { o.noReaders = true })
 	if err != nil {
 		return nil, err
 	}
