@@ -18,21 +18,27 @@ func countRows(ctx context.Context, db bun.IDB) (int, error) {
 	return n, err
 }
 
+// openR opens a SQLite file holding the table r, made by the statements given.
+func openR(tb testing.TB, stmts ...string) *bun.DB {
+	tb.Helper()
+	db, err := storage.Open(tb.Context(), filepath.Join(tb.TempDir(), "r.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	for _, q := range stmts {
+		if _, err := db.ExecContext(tb.Context(), q); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return db
+}
+
 // On SQLite a long read must not hold the writes back, nor wait for them: the one writer
 // connection is busy with a transaction while the reader counts what was committed.
 func TestReaderReadsBesideTheWriter(t *testing.T) {
 	ctx := t.Context()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE TABLE r (id INTEGER PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, "INSERT INTO r (id) VALUES (1)"); err != nil {
-		t.Fatal(err)
-	}
+	db := openR(t, "CREATE TABLE r (id INTEGER PRIMARY KEY)", "INSERT INTO r (id) VALUES (1)")
 	r := storage.Reader(db)
 	if r == db {
 		t.Fatal("Reader of a SQLite file is the writer's pool")
@@ -70,14 +76,7 @@ func TestReaderReadsBesideTheWriter(t *testing.T) {
 
 func TestReaderRefusesWrites(t *testing.T) {
 	ctx := t.Context()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE TABLE r (id INTEGER PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
-	}
+	db := openR(t, "CREATE TABLE r (id INTEGER PRIMARY KEY)")
 	if _, err := storage.Reader(db).ExecContext(ctx, "INSERT INTO r (id) VALUES (1)"); err == nil {
 		t.Fatal("a reader wrote")
 	}
@@ -134,18 +133,9 @@ func BenchmarkWriteBesideReads(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			ctx := b.Context()
-			db, err := storage.Open(ctx, filepath.Join(b.TempDir(), "r.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.ExecContext(ctx, "CREATE TABLE r (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
-				INSERT INTO r (v) SELECT 'client ' || i || ' of the registry' FROM n`); err != nil {
-				b.Fatal(err)
-			}
+			db := openR(b, "CREATE TABLE r (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
+				`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+				INSERT INTO r (v) SELECT 'client ' || i || ' of the registry' FROM n`)
 			stop, stopped := make(chan struct{}), make(chan struct{})
 			reads := 0
 			go func() {
