@@ -1,0 +1,23 @@
+package clients_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/platform/integrations/credit/clients"
+	"github.com/platform/integrations/internal/storage/storagetest"
+)
+
+// The client list and search read beside the writes on SQLite (storage.Reader): they answer while
+// the one writer connection is held.
+func TestListReadsBesideTheWriter(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	s := migratedStore(t, tg)
+	storagetest.HoldWriter(t, tg.DB)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.List(ctx, clients.Query{Search: "perez"}); err != nil {
+		t.Errorf("List: %v", err)
+	}
+}

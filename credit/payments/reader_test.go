@@ -1,0 +1,25 @@
+package payments
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/platform/integrations/internal/storage/storagetest"
+)
+
+// The payment list and the counts of /metrics read beside the writes on SQLite
+// (storage.Reader): they answer while the one writer connection is held.
+func TestListAndPendientesReadBesideTheWriter(t *testing.T) {
+	tg := storagetest.SQLite(t)
+	e := newEnv(t, tg, 2*time.Second)
+	storagetest.HoldWriter(t, tg.DB)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if _, _, err := e.store.List(ctx, ListQuery{Page: 1, PerPage: 20}); err != nil {
+		t.Errorf("List: %v", err)
+	}
+	if _, _, err := e.store.Pendientes(ctx, time.Now()); err != nil {
+		t.Errorf("Pendientes: %v", err)
+	}
+}
