@@ -1,7 +1,6 @@
 package topup
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,9 +15,7 @@ func TestListAndBacklogReadBesideTheWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := NewStore(tg.DB, nil)
-	storagetest.HoldWriter(t, tg.DB)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
+	ctx := storagetest.HoldWriter(t, tg.DB)
 	if _, _, err := store.List(ctx, Filter{Source: SourceWorkflowWebhook}); err != nil {
 		t.Errorf("List: %v", err)
 	}

@@ -1,9 +1,7 @@
 package clients_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/platform/integrations/credit/clients"
 	"github.com/platform/integrations/internal/storage/storagetest"
@@ -14,9 +12,7 @@ import (
 func TestListReadsBesideTheWriter(t *testing.T) {
 	tg := storagetest.SQLite(t)
 	s := migratedStore(t, tg)
-	storagetest.HoldWriter(t, tg.DB)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
+	ctx := storagetest.HoldWriter(t, tg.DB)
 	if _, err := s.List(ctx, clients.Query{Search: "perez"}); err != nil {
 		t.Errorf("List: %v", err)
 	}

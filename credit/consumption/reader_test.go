@@ -1,7 +1,6 @@
 package consumption
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,9 +12,7 @@ import (
 func TestUnknownReadsBesideTheWriter(t *testing.T) {
 	tg := storagetest.SQLite(t)
 	s := migrated(t, tg)
-	storagetest.HoldWriter(t, tg.DB)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
+	ctx := storagetest.HoldWriter(t, tg.DB)
 	if _, _, err := s.Unknown(ctx, time.Now()); err != nil {
 		t.Errorf("Unknown: %v", err)
 	}

@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,9 +12,7 @@ import (
 func TestListAndPendientesReadBesideTheWriter(t *testing.T) {
 	tg := storagetest.SQLite(t)
 	e := newEnv(t, tg, 2*time.Second)
-	storagetest.HoldWriter(t, tg.DB)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
+	ctx := storagetest.HoldWriter(t, tg.DB)
 	if _, _, err := e.store.List(ctx, ListQuery{Page: 1, PerPage: 20}); err != nil {
 		t.Errorf("List: %v", err)
 	}

@@ -2,18 +2,18 @@ package storagetest
 
 import (
 	"context"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/internal/storage"
 )
 
-// HoldWriter keeps a transaction open on db until release is called or the test ends. On SQLite
-// that holds the one writer connection, so a read that answers meanwhile went through
-// storage.Reader. Call release before anything that must write.
-func HoldWriter(t testing.TB, db *bun.DB) (release func()) {
+// HoldWriter keeps a transaction open on db until the test ends. On SQLite that holds the one
+// writer connection, so a read that answers meanwhile went through storage.Reader. It returns a
+// context for such reads, which expires after two seconds.
+func HoldWriter(t testing.TB, db *bun.DB) context.Context {
 	t.Helper()
 	inTx, done := make(chan struct{}), make(chan error, 1)
 	free := make(chan struct{})
@@ -29,15 +29,13 @@ func HoldWriter(t testing.TB, db *bun.DB) (release func()) {
 	case err := <-done:
 		t.Fatalf("hold the writer: %v", err)
 	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			close(free)
-			if err := <-done; err != nil {
-				t.Errorf("hold the writer: %v", err)
-			}
-		})
-	}
-	t.Cleanup(release)
-	return release
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	t.Cleanup(func() {
+		cancel()
+		close(free)
+		if err := <-done; err != nil {
+			t.Errorf("hold the writer: %v", err)
+		}
+	})
+	return ctx
 }
