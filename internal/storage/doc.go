@@ -31,9 +31,8 @@
 // DATABASE_MAX_CONNS); SQLite exactly one, since SQLite has one writer at a time and queueing in
 // Go avoids the busy handler's sleeps. A store therefore does all the work of a transaction on
 // the transaction, never on the pool while it holds one. The reads that grow with the data (a
-// list's page and count, a search, the counts of /metrics) go through [Reader]: on a SQLite file
-// a pool of [ReadConns] read-only connections, which WAL lets read beside the writer, so that a
-// dashboard's page no longer holds a top-up's or an authorization's commit back.
+// list's page and count, a search, the counts of /metrics) go through [Reader], so that on SQLite
+// a dashboard's page does not hold a top-up's or an authorization's commit back.
 //
 // Stores run their transactions with [RunInTx] (and single-statement writes with [Write]). On
 // SQLite that is a group commit: the transactions waiting for the one connection run one after
