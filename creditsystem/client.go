@@ -252,6 +252,8 @@ func (d doer) Do(req *http.Request) (*http.Response, error) {
 // encoding/xml reads it without a bufio.Reader of its own (4 KiB per call).
 type answerBody struct{ *bytes.Reader }
 
+var _ io.ByteReader = answerBody{}
+
 func (answerBody) Close() error { return nil }
 
 // element puts a generated operation struct on the wire under the configured namespace,

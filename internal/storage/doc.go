@@ -28,8 +28,8 @@
 // now().
 //
 // Open owns the pool: PostgreSQL keeps [DefaultMaxConns] connections open ([WithMaxConns],
-// DATABASE_MAX_CONNS); SQLite exactly one, since SQLite has one writer at a time and queueing in
-// Go avoids the busy handler's sleeps. A store therefore does all the work of a transaction on
+// DATABASE_MAX_CONNS); SQLite exactly one writer connection (and [Reader]'s read-only ones),
+// since SQLite has one writer at a time and queueing in Go avoids the busy handler's sleeps. A store therefore does all the work of a transaction on
 // the transaction, never on the pool while it holds one. The reads that grow with the data (a
 // list's page and count, a search, the counts of /metrics) go through [Reader], so that on SQLite
 // a dashboard's page does not hold a top-up's or an authorization's commit back.

@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -23,7 +24,9 @@ var readers sync.Map // weak.Pointer[bun.DB] -> *bun.DB
 // page and its count, a search or the counts of /metrics: on a SQLite file, a pool of ReadConns
 // read-only connections of its own, which WAL lets read while the one writer connection writes,
 // so that such a read never holds the writes back; anywhere else (PostgreSQL, a SQLite database
-// in memory), db itself. A read sees what was committed when its statement began.
+// in memory or in a shared cache), db itself. A read sees what was committed when its statement
+// began. Hold no transaction open on it: SQLite rewinds its write-ahead log only when no read is
+// under way, so reads that never pause let the log grow.
 func Reader(db *bun.DB) *bun.DB {
 	if r, ok := readers.Load(weak.Make(db)); ok {
 		return r.(*bun.DB)
@@ -38,10 +41,17 @@ func registerReader(db, r *bun.DB) {
 	runtime.AddCleanup(db, func(k weak.Pointer[bun.DB]) { readers.Delete(k) }, key)
 }
 
-// inMemory reports whether a SQLite DSN names a database in memory, which each connection
-// would open afresh: such a database gets no readers.
-func inMemory(dsn string) bool {
-	return strings.HasPrefix(dsn, "file::memory:") || strings.Contains(dsn, "mode=memory")
+// readersFit reports whether a SQLite DSN (as sqliteDSN writes it) suits a pool of readers: not
+// a database in memory (each connection would open its own, or share one without WAL), nor a
+// shared cache, where SQLite locks by table and a read beside a write fails at once with
+// SQLITE_LOCKED instead of reading the last commit.
+func readersFit(dsn string) bool {
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return false
+	}
+	return path != ":memory:" && q.Get("mode") != "memory" && q.Get("vfs") != "memdb" && q.Get("cache") != "shared"
 }
 
 // closingConnector closes also (the readers) when database/sql closes the pool it connects.

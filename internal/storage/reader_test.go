@@ -85,16 +85,28 @@ func TestReaderRefusesWrites(t *testing.T) {
 	}
 }
 
-// Where a pool of readers would add nothing (PostgreSQL's pool reads and writes side by side) or
-// could not see the data (a SQLite database in memory is one per connection), Reader is db.
+// Where a pool of readers would add nothing (PostgreSQL's pool reads and writes side by side),
+// could not see the data (a SQLite database in memory is one per connection) or would fail
+// beside a write (a shared cache locks by table), Reader is db.
 func TestReaderIsTheDatabaseWhereNoneIsNeeded(t *testing.T) {
-	mem, err := storage.Open(t.Context(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	for _, u := range []string{
+		":memory:",
+		"file:" + filepath.Join(dir, "mem.db") + "?mode=memory",
+		"file:" + filepath.Join(dir, "shared.db") + "?cache=shared",
+		"file:/memdb.db?vfs=memdb",
+	} {
+		db, err := storage.Open(t.Context(), u)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if storage.Reader(db) != db {
+			t.Errorf("%s got readers", u)
+		}
+		db.Close()
 	}
-	defer mem.Close()
-	if storage.Reader(mem) != mem {
-		t.Error("SQLite in memory got readers")
+	if db := openR(t); storage.Reader(db) == db {
+		t.Error("a SQLite file got no readers")
 	}
 	pg := storagetest.Postgres(t)
 	if storage.Reader(pg.DB) != pg.DB {

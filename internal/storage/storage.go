@@ -47,7 +47,7 @@ type openOptions struct {
 }
 
 // WithMaxConns sets the PostgreSQL pool size (DATABASE_MAX_CONNS); 0 means DefaultMaxConns.
-// SQLite always has one connection.
+// SQLite always has one writer connection, and ReadConns for Reader.
 func WithMaxConns(n int) Option {
 	return func(o *openOptions) { o.maxConns = n }
 }
@@ -133,7 +133,7 @@ func Open(ctx context.Context, databaseURL string, opts ...Option) (*bun.DB, err
 		}
 		connector := wrap(sqliteConnector{dsn: dsn})
 		var reader *bun.DB
-		if !o.noReaders && !inMemory(dsn) {
+		if !o.noReaders && readersFit(dsn) {
 			// query_only refuses writes; deferred: a transaction on it never asks for the write lock.
 			rdsn := strings.Replace(dsn, "_txlock=immediate", "_txlock=deferred", 1) + "&_pragma=query_only(1)"
 			rdb := sql.OpenDB(wrap(sqliteConnector{dsn: rdsn}))
