@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform/integrations/internal/storage"
 	"github.com/platform/integrations/internal/storage/storagetest"
 )
 
@@ -54,6 +55,31 @@ func BenchmarkUnknown(b *testing.B) {
 			for b.Loop() {
 				if held, _, err := s.Unknown(b.Context(), now.Add(-time.Hour)); err != nil || held != 0 {
 					b.Fatalf("%d held, %v", held, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBoundStatement measures the text and values of the statement that stores a granted
+// authorization (InsertAutorizado's insert of the record and set of its attempt), built on every
+// authorization; no statement runs.
+func BenchmarkBoundStatement(b *testing.B) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		b.Run(engine, func(b *testing.B) {
+			db := storagetest.Fresh(b, engine).DB
+			now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+			c := nuevoConsumo("A-1", now)
+			in := &Intento{ID: 7, AutorizacionID: "A-1", Operacion: UpstreamGrabarAutorizacion, Solicitud: json.RawMessage(`{}`),
+				Resultado: ResultadoOK, Respuesta: json.RawMessage(`{"ok":true}`), IniciadoAt: now, TerminadoAt: now}
+			b.ReportAllocs()
+			for b.Loop() {
+				var args storage.Args
+				if _, err := storage.BoundInsert(db, c, &args); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := storage.BoundSet(db, in, &args, intentoOutcome[1:]...); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

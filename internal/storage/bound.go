@@ -62,6 +62,9 @@ func boundRow(db bun.IDB, model any, args *Args) (table *schema.Table, cols, val
 	d := db.Dialect()
 	table = d.Tables().Get(v.Type())
 	var c, p strings.Builder
+	c.Grow(24 * len(table.Fields)) // a quoted column name and its separator
+	p.Grow(5 * len(table.Fields))  // "$nn, "
+	*args = slices.Grow(*args, len(table.Fields))
 	var scratch []byte
 	for _, f := range table.Fields {
 		val := ""
@@ -119,14 +122,47 @@ var (
 	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
 )
 
-// plainStringTypes caches, per type, whether bun writes a value of it with
-// schema.AppendStringValue: a string kind without an AppendQuery or Value of its own (on the
-// type or its pointer). Keyed by type, so it stays as small as the models' types.
-var plainStringTypes sync.Map // reflect.Type -> bool
+// fieldKey names a model's field: its struct type and column, which fix its Go type and tag.
+type fieldKey struct {
+	model  reflect.Type
+	column string
+}
+
+// fieldFacts is what binding a field's value needs to know of the field that only its type and
+// tag decide, worked out once per field (factsOf).
+type fieldFacts struct {
+	plain   bool  // plainString
+	refusal error // why boundValue does not bind it on PostgreSQL; nil when it does
+}
+
+// fieldFactsCache holds factsOf's answers; keyed by model type and column, it stays as small as
+// the models.
+var fieldFactsCache sync.Map // fieldKey -> fieldFacts
+
+func factsOf(f *schema.Field) fieldFacts {
+	k := fieldKey{f.Table.Type, f.Name}
+	if v, ok := fieldFactsCache.Load(k); ok {
+		return v.(fieldFacts)
+	}
+	facts := fieldFacts{plain: isPlainString(f)}
+	if f.IndirectType != nullTime && (f.IndirectType.Implements(queryAppender) || reflect.PointerTo(f.IndirectType).Implements(queryAppender)) {
+		facts.refusal = fmt.Errorf("storage: bound %s.%s: bun writes it with its AppendQuery", f.Table.Name, f.Name)
+	}
+	for _, opt := range []string{"array", "hstore", "msgpack", "composite"} {
+		if facts.refusal == nil && f.Tag.HasOption(opt) {
+			facts.refusal = fmt.Errorf("storage: bound %s.%s: the %s option is not supported", f.Table.Name, f.Name, opt)
+		}
+	}
+	fieldFactsCache.Store(k, facts)
+	return facts
+}
 
 // plainString reports whether bun writes f as a quoted string literal: a field directly in its
-// struct, of a plain string type (plainStringTypes), not msgpack and not a JSON column.
-func plainString(f *schema.Field) bool {
+// struct, of a string kind without an AppendQuery or Value of its own (on the type or its
+// pointer), not msgpack and not a JSON column.
+func plainString(f *schema.Field) bool { return factsOf(f).plain }
+
+func isPlainString(f *schema.Field) bool {
 	if len(f.Index) != 1 || f.Tag.HasOption("msgpack") {
 		return false
 	}
@@ -135,15 +171,10 @@ func plainString(f *schema.Field) bool {
 		return false
 	}
 	t := f.StructField.Type
-	if v, ok := plainStringTypes.Load(t); ok {
-		return v.(bool)
-	}
 	pt := reflect.PointerTo(t)
-	plain := t.Kind() == reflect.String &&
+	return t.Kind() == reflect.String &&
 		!t.Implements(queryAppender) && !t.Implements(driverValuer) &&
 		!pt.Implements(queryAppender) && !pt.Implements(driverValuer)
-	plainStringTypes.Store(t, plain)
-	return plain
 }
 
 // validRunes is s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as bun's
@@ -208,18 +239,14 @@ func boundValue(d schema.Dialect, f *schema.Field, strct reflect.Value, scratch 
 		}
 		return v, nil
 	}
-	if f.IndirectType != nullTime && (f.IndirectType.Implements(queryAppender) || reflect.PointerTo(f.IndirectType).Implements(queryAppender)) {
-		return nil, fmt.Errorf("storage: bound %s.%s: bun writes it with its AppendQuery", f.Table.Name, f.Name)
-	}
-	for _, opt := range []string{"array", "hstore", "msgpack", "composite"} {
-		if f.Tag.HasOption(opt) {
-			return nil, fmt.Errorf("storage: bound %s.%s: the %s option is not supported", f.Table.Name, f.Name, opt)
-		}
+	facts := factsOf(f)
+	if facts.refusal != nil {
+		return nil, facts.refusal
 	}
 	if (f.IsPtr && f.HasNilValue(strct)) || (f.NullZero && f.HasZeroValue(strct)) {
 		return nil, nil
 	}
-	if plainString(f) {
+	if facts.plain {
 		if s := strct.Field(f.Index[0]).String(); !utf8.ValidString(s) {
 			return validRunes(s), nil
 		}
