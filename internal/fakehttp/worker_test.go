@@ -57,4 +57,3 @@ func alive(header string) bool {
 	buf = buf[:runtime.Stack(buf, true)]
 	return bytes.Contains(buf, []byte("\n"+header)) || bytes.HasPrefix(buf, []byte(header))
 }
-
