@@ -3,6 +3,7 @@ package creditsystem_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
@@ -73,4 +74,50 @@ func benchmark(b *testing.B, call func(*creditsystem.Client) error) {
 			}
 		}
 	})
+}
+
+// BenchmarkRawAnswerJSON: an answer's Raw marshalled to JSON, as the credit service stores it
+// with each record and attempt (through json.Marshal, and by its MarshalJSON alone).
+func BenchmarkRawAnswerJSON(b *testing.B) {
+	_, c := newFake(b, creditsystemtest.WithCreditLine(dec("1000000000000.00")))
+	tarjeta, err := c.ConsultarTarjeta(context.Background(), creditsystem.ConsultarTarjetaRequest{Identificacion: ident1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	auth, err := c.GrabarAutorizacion(context.Background(), creditsystem.GrabarAutorizacionRequest{
+		Identificacion: ident1, NumeroTarjeta: card1, CodigoProducto: "001", Plazo: 6,
+		Monto: dec("0.01"), PuntoVenta: "PV-QUITO-01",
+		Articulos: []creditsystem.Articulo{{TextoArticulo: "CABLE USB", Cantidad: 1, Precio: dec("0.01")}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	consumo, err := c.GrabarConsumo(context.Background(), creditsystem.GrabarConsumoRequest{
+		NumeroAutorizacion: *auth.NumeroAutorizacion, NumeroFactura: factura, MontoFacturado: dec("0.01"),
+		FechaFactura: creditsystem.NewDate(2025, 3, 10), CodigoProducto: "001",
+		Identificacion: ident1, NumeroTarjeta: card1, Plazo: 6, Monto: dec("0.01"),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, raw := range map[string]creditsystem.RawAnswer{
+		"ConsultarTarjeta": tarjeta.Raw, "GrabarAutorizacion": auth.Raw, "GrabarConsumo": consumo.Raw,
+	} {
+		b.Run(name+"/json.Marshal", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/MarshalJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := raw.MarshalJSON(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

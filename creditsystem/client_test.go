@@ -35,6 +35,7 @@ func TestOperationsSuccess(t *testing.T) {
 			}
 			tc.check(t, res)
 			raw := rawOf(t, res)
+			sameJSON(t, raw)
 			if len(raw.XML()) == 0 || !strings.Contains(string(raw.XML()), tc.op+"Result") {
 				t.Errorf("raw XML = %q", raw.XML())
 			}

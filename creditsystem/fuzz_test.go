@@ -3,6 +3,7 @@ package creditsystem_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -50,5 +51,18 @@ func FuzzDecodeAnswer(f *testing.F) {
 		if reflect.ValueOf(res).IsNil() {
 			t.Fatal("nil result without an error")
 		}
+		sameJSON(t, rawOf(t, res))
 	})
+}
+
+// sameJSON fails unless raw marshals to what json.Marshal writes for the result it holds.
+func sameJSON(t *testing.T, raw creditsystem.RawAnswer) {
+	t.Helper()
+	want, err := json.Marshal(creditsystem.RawResult(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := raw.MarshalJSON(); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Raw marshals to\n%s, %v; json.Marshal of its result to\n%s", got, err, want)
+	}
 }

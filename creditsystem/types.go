@@ -1,7 +1,6 @@
 package creditsystem
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -85,12 +84,13 @@ type RawAnswer struct {
 // XML returns the SOAP envelope as received. The slice must not be modified.
 func (r RawAnswer) XML() []byte { return r.envelope }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler. Its bytes are compact: a caller that stores them may
+// take them as they are rather than through json.Marshal, which checks them again.
 func (r RawAnswer) MarshalJSON() ([]byte, error) {
 	if r.result == nil {
 		return []byte("null"), nil
 	}
-	return json.Marshal(r.result)
+	return xsd.AppendJSON(make([]byte, 0, 1024), r.result)
 }
 
 // Articulo is an item of a purchase (the REST ArticuloConsumoDto).

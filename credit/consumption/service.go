@@ -598,7 +598,13 @@ func formatInt(p *int64) string {
 }
 
 func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if raw, ok := v.(creditsystem.RawAnswer); ok {
+		b, err = raw.MarshalJSON() // compact already: json.Marshal would only check it again
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		// Only our own summaries and the SDK's RawAnswer are marshalled; both always encode.
 		panic(fmt.Sprintf("credit: marshal %T: %v", v, err))
