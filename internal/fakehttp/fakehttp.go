@@ -64,7 +64,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // The handlers run on goroutines kept between exchanges (run): a fresh goroutine starts on a
 // small stack, and a fake's XML decoding grew it by copying on every exchange (4 % of the
-// credit service's CPU under make bench-services).
+// credit service's CPU in a profile under load: BENCHMARKS.md).
 var (
 	idle       = make(chan func()) // unbuffered: a send succeeds only when a worker waits
 	workerIdle = 10 * time.Second  // how long a worker waits for the next exchange

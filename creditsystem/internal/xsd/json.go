@@ -115,6 +115,8 @@ func handlingOf(t reflect.Type) handling {
 	switch {
 	case pt.Implements(appenderType):
 		h = ownAppender
+	case t.Kind() == reflect.Pointer && t.Implements(appenderType):
+		// A pointer to one of this package's types: null or what its value writes.
 	case t.Implements(jsonMarshalerType) || pt.Implements(jsonMarshalerType) ||
 		t.Implements(textMarshalerType) || pt.Implements(textMarshalerType):
 		h = ownMarshaller

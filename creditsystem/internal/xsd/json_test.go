@@ -86,6 +86,7 @@ func TestAppendJSONIsJSONMarshal(t *testing.T) {
 			NewString("a\nb"), NewString("a\x7fb"), NewString("añb"), NewString("a\u2028b"), NewString("a\xffb"), NewString("a~ b")},
 		"dates": []Date{NewDate(5, time.January, 1), NewDate(9999, time.December, 31), NewDate(12345, time.May, 6),
 			NewDate(-1, time.May, 6), {Year: 2025, Month: 0, Day: 0, Valid: true}, {Year: 2025, Month: 13, Day: 100, Valid: true}, {}},
+		"pointers to them":  []*String{nil, {Value: "x", Valid: true}},
 		"nil":               nil,
 		"nil pointer":       (*respuesta)(nil),
 		"invalid String":    String{},
