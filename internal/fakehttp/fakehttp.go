@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,11 +65,19 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // The handlers run on goroutines kept between exchanges (run): a fresh goroutine starts on a
 // small stack, and a fake's XML decoding grew it by copying on every exchange (4 % of the
-// credit service's CPU in a profile under load: BENCHMARKS.md).
+// credit service's CPU on the authorization, in a profile under load: BENCHMARKS.md).
 var (
 	idle       = make(chan func()) // unbuffered: a send succeeds only when a worker waits
-	workerIdle = 10 * time.Second  // how long a worker waits for the next exchange
+	workerIdle atomic.Int64        // a test's shorter idleFor, in nanoseconds; 0: 10 s
 )
+
+// idleFor is how long a worker waits for the next exchange.
+func idleFor() time.Duration {
+	if d := workerIdle.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return 10 * time.Second
+}
 
 // run calls fn on an idle worker, or on a new one when none waits.
 func run(fn func()) {
@@ -79,13 +88,14 @@ func run(fn func()) {
 	}
 }
 
-// work runs fn and then the exchanges handed to it, until none came for workerIdle.
+// work runs fn and then the exchanges handed to it, until none came for idleFor.
 func work(fn func()) {
-	t := time.NewTimer(workerIdle)
+	t := time.NewTimer(idleFor())
 	defer t.Stop()
 	for {
 		fn()
-		t.Reset(workerIdle)
+		fn = nil // the exchange's request and recorder are not kept while idle
+		t.Reset(idleFor())
 		select {
 		case fn = <-idle:
 		case <-t.C:

@@ -9,10 +9,10 @@ import (
 )
 
 // Exchanges one after another run on one kept goroutine, which ends once no exchange came for
-// workerIdle.
+// idleFor.
 func TestWorkersAreKeptAndEnd(t *testing.T) {
-	defer func(d time.Duration) { workerIdle = d }(workerIdle)
-	workerIdle = 100 * time.Millisecond
+	defer workerIdle.Store(0)
+	workerIdle.Store(int64(100 * time.Millisecond))
 	ran := map[string]int{} // goroutine header ("goroutine 12 ") -> exchanges
 	c := &http.Client{Transport: Transport(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		ran[goroutine()]++ // exchanges one at a time: no race
@@ -24,7 +24,7 @@ func TestWorkersAreKeptAndEnd(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	// A worker that waited since another test's exchange (with the default workerIdle) may take
+	// A worker that waited since another test's exchange (waiting the default 10 s) may take
 	// the first exchange; after it the worker is the one that has just run.
 	if len(ran) > 2 {
 		t.Fatalf("50 exchanges one after another ran on %d goroutines, want one kept: %v", len(ran), ran)

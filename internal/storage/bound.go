@@ -122,10 +122,13 @@ var (
 	nullTime      = reflect.TypeFor[bun.NullTime]() // written as its time, NULL when zero
 )
 
-// fieldKey names a model's field: its struct type and column, which fix its Go type and tag.
+// fieldKey names a field: the struct type bun read it from (the model's, or that of a struct
+// the model embeds), its column, and whether it is directly in the model (an embedded struct's
+// field is reached through a longer index, and is never a plainString).
 type fieldKey struct {
-	model  reflect.Type
+	table  reflect.Type
 	column string
+	direct bool
 }
 
 // fieldFacts is what binding a field's value needs to know of the field that only its type and
@@ -135,12 +138,11 @@ type fieldFacts struct {
 	refusal error // why boundValue does not bind it on PostgreSQL; nil when it does
 }
 
-// fieldFactsCache holds factsOf's answers; keyed by model type and column, it stays as small as
-// the models.
+// fieldFactsCache holds factsOf's answers; it stays as small as the models.
 var fieldFactsCache sync.Map // fieldKey -> fieldFacts
 
 func factsOf(f *schema.Field) fieldFacts {
-	k := fieldKey{f.Table.Type, f.Name}
+	k := fieldKey{f.Table.Type, f.Name, len(f.Index) == 1}
 	if v, ok := fieldFactsCache.Load(k); ok {
 		return v.(fieldFacts)
 	}

@@ -54,6 +54,38 @@ type boundRow struct {
 	SeenAt        bun.NullTime        `bun:"seen_at"`
 }
 
+// boundPart is a model of its own and embedded in boundWhole: its field reaches BoundInsert
+// through both.
+type boundPart struct {
+	Name string `bun:"name"`
+}
+
+type boundWhole struct {
+	bun.BaseModel `bun:"table:bound_wholes"`
+	ID            int64 `bun:"id,pk,autoincrement"`
+	boundPart
+}
+
+// A field bound directly and the same field bound through a struct that embeds it each bind its
+// own value, whichever came first.
+func TestBoundInsertOfAnEmbeddedStruct(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		for _, model := range []any{&boundPart{Name: "part"}, &boundWhole{boundPart: boundPart{Name: "whole"}}, &boundPart{Name: "part"}} {
+			var args storage.Args
+			if _, err := storage.BoundInsert(tg.DB, model, &args); err != nil {
+				t.Fatal(err)
+			}
+			want := "part"
+			if w, ok := model.(*boundWhole); ok {
+				want = w.Name
+			}
+			if len(args) != 1 || args[0] != want {
+				t.Errorf("%T bound %#v, want [%q]", model, args, want)
+			}
+		}
+	})
+}
+
 // boundRowColumns are boundRow's columns but its key.
 const boundRowColumns = "ref, state, body, kind, count, code, flag, monto, facturado, day, raw, note, tags, at, done_at, seen_at"
 

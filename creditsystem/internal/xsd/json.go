@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,8 @@ import (
 // output of the one above it: a GrabarConsumo answer (1.2 KB, two levels of Ptr) cost 36-55 us
 // to marshal, 45 % of it compacting (BenchmarkRawAnswerJSON). AppendJSON writes the types of
 // this package itself and hands any other type (one with a marshaller of its own, a tag option,
-// an embedded field, a map, a string, a number) to json.Marshal as it is.
+// an embedded field, a map, a string, a number) to json.Marshal. Unlike json.Marshal it does not
+// detect a cycle of pointers: a decoded answer has none.
 func AppendJSON(b []byte, v any) ([]byte, error) {
 	return appendValue(b, reflect.ValueOf(v))
 }
@@ -30,7 +32,17 @@ var (
 	appenderType      = reflect.TypeFor[jsonAppender]()
 	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	ownTypes          = []reflect.Type{reflect.TypeFor[String](), reflect.TypeFor[Decimal](), reflect.TypeFor[Int](), reflect.TypeFor[Date]()}
 )
+
+// own reports whether t is String, Decimal, Int, Date or a Ptr, which AppendJSON writes itself;
+// not a type that embeds one of them (and its appendJSON), whatever marshaller it has.
+func own(t reflect.Type) bool {
+	if t.PkgPath() != ownTypes[0].PkgPath() {
+		return false
+	}
+	return slices.Contains(ownTypes, t) || strings.HasPrefix(t.Name(), "Ptr[")
+}
 
 func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 	if !v.IsValid() {
@@ -113,9 +125,9 @@ func handlingOf(t reflect.Type) handling {
 	pt := reflect.PointerTo(t)
 	h := byKind
 	switch {
-	case pt.Implements(appenderType):
+	case own(t):
 		h = ownAppender
-	case t.Kind() == reflect.Pointer && t.Implements(appenderType):
+	case t.Kind() == reflect.Pointer && own(t.Elem()):
 		// A pointer to one of this package's types: null or what its value writes.
 	case t.Implements(jsonMarshalerType) || pt.Implements(jsonMarshalerType) ||
 		t.Implements(textMarshalerType) || pt.Implements(textMarshalerType):

@@ -47,9 +47,10 @@ type (
 		X String
 		B String `json:"X"` // the tagged field wins
 	}
-	texter struct{ v string }
-	ptrMa  struct{ v string }
-	misc   struct {
+	ownString struct{ String } // its own MarshalJSON, not String's
+	texter    struct{ v string }
+	ptrMa     struct{ v string }
+	misc      struct {
 		Text  texter          `json:"text"`
 		PtrM  ptrMa           `json:"ptrm"`
 		Bytes []byte          `json:"bytes"`
@@ -62,8 +63,9 @@ type (
 	}
 )
 
-func (t texter) MarshalText() ([]byte, error) { return []byte("<" + t.v + ">"), nil }
-func (p *ptrMa) MarshalJSON() ([]byte, error) { return []byte(` { "v" : "` + p.v + `" } `), nil }
+func (o ownString) MarshalJSON() ([]byte, error) { return []byte(`"own"`), nil }
+func (t texter) MarshalText() ([]byte, error)    { return []byte("<" + t.v + ">"), nil }
+func (p *ptrMa) MarshalJSON() ([]byte, error)    { return []byte(` { "v" : "` + p.v + `" } `), nil }
 
 // AppendJSON writes what json.Marshal writes, for the generated types and for anything else.
 func TestAppendJSONIsJSONMarshal(t *testing.T) {
@@ -86,7 +88,12 @@ func TestAppendJSONIsJSONMarshal(t *testing.T) {
 			NewString("a\nb"), NewString("a\x7fb"), NewString("añb"), NewString("a\u2028b"), NewString("a\xffb"), NewString("a~ b")},
 		"dates": []Date{NewDate(5, time.January, 1), NewDate(9999, time.December, 31), NewDate(12345, time.May, 6),
 			NewDate(-1, time.May, 6), {Year: 2025, Month: 0, Day: 0, Valid: true}, {Year: 2025, Month: 13, Day: 100, Valid: true}, {}},
-		"pointers to them":  []*String{nil, {Value: "x", Valid: true}},
+		"pointers to them": []*String{nil, {Value: "x", Valid: true}},
+		"embeds String": &struct {
+			V ownString   `json:"v"`
+			P *ownString  `json:"p"`
+			L []ownString `json:"l"`
+		}{V: ownString{NewString("x")}, P: &ownString{NewString("y")}, L: []ownString{{NewString("z")}}},
 		"nil":               nil,
 		"nil pointer":       (*respuesta)(nil),
 		"invalid String":    String{},
