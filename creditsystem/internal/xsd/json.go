@@ -29,7 +29,6 @@ type jsonAppender interface {
 }
 
 var (
-	appenderType      = reflect.TypeFor[jsonAppender]()
 	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	ownTypes          = []reflect.Type{reflect.TypeFor[String](), reflect.TypeFor[Decimal](), reflect.TypeFor[Int](), reflect.TypeFor[Date]()}
