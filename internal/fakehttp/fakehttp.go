@@ -64,8 +64,8 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // The handlers run on goroutines kept between exchanges (run): a fresh goroutine starts on a
-// small stack, and a fake's XML decoding grew it by copying on every exchange (4 % of the
-// credit service's CPU on the authorization, in a profile under load: BENCHMARKS.md).
+// small stack, and a fake's XML decoding grew it by copying on every exchange (BENCHMARKS.md,
+// "The credit service's own CPU per request").
 var (
 	idle       = make(chan func()) // unbuffered: a send succeeds only when a worker waits
 	workerIdle atomic.Int64        // a test's shorter idleFor, in nanoseconds; 0: 10 s
