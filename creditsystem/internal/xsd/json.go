@@ -14,7 +14,7 @@ import (
 // (structs of this package's types, Ptr, pointers and slices of them).
 //
 // json.Marshal compacts and checks again the output of every MarshalJSON it calls, inside the
-// output of the one above it, most of the time of an answer with nested Ptr members
+// output of the one above it, nearly half the time of an answer with nested Ptr members
 // (BenchmarkRawAnswerJSON, BENCHMARKS.md). AppendJSON writes the types of
 // this package itself and hands any other type (one with a marshaller of its own, a tag option,
 // an embedded field, a map, a string, a number) to json.Marshal. Unlike json.Marshal it does not
