@@ -265,7 +265,17 @@ type element struct {
 }
 
 func (e *element) MarshalXML(enc *xml.Encoder, _ xml.StartElement) error {
-	return enc.EncodeElement(e.v, xml.StartElement{Name: e.name})
+	start := xml.StartElement{Name: e.name}
+	content, ok := xsd.AppendXMLContent(make([]byte, 0, 1024), e.v)
+	if !ok {
+		return enc.EncodeElement(e.v, start)
+	}
+	return enc.EncodeElement(rawContent{content}, start)
+}
+
+// rawContent is written as it is inside the element that encodes it.
+type rawContent struct {
+	Inner []byte `xml:",innerxml"`
 }
 
 func (e *element) UnmarshalXML(d *xml.Decoder, start xml.StartElement) error {
