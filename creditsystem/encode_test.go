@@ -85,7 +85,7 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 		}
 	case t == intType:
 		if r.IntN(4) > 0 {
-			v.Set(reflect.ValueOf(xsd.NewInt(r.Int64() - r.Int64())))
+			v.Set(reflect.ValueOf(xsd.NewInt(int64(r.Uint64()))))
 		}
 	case t == dateType:
 		if r.IntN(4) > 0 {

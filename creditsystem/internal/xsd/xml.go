@@ -142,7 +142,7 @@ func structXMLPlan(t reflect.Type, p *xmlPlan, building map[reflect.Type]*xmlPla
 				return false
 			}
 			p.xmlName = xmlNameUnnamed
-			if name, _, _ := strings.Cut(tag, ","); strings.TrimSpace(name) != "" {
+			if name, _, _ := strings.Cut(tag, ","); name != "" {
 				p.xmlName = xmlNameNamed
 			}
 			continue

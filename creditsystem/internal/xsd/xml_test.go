@@ -75,6 +75,7 @@ func TestAppendXMLContentWritesWhatEncodingXMLWrites(t *testing.T) {
 		{"nil request", &xmlOperation{}},
 		{"empty but valid strings", &xmlSolicitud{Codigo: str(""), Puntero: p(""), Items: Ptr[xmlItems]{V: &xmlItems{Item: []*xmlItem{}}}}},
 		{"a struct without XMLName", &xmlItems{Item: []*xmlItem{{Texto: str("]]>")}}}},
+		{"XMLName with a namespace", &namespaced{A: str("a")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,8 +120,12 @@ type (
 	}
 	fieldNamedBy struct {
 		Inner struct {
-			XMLName xml.Name `xml:"otro"`
+			XMLName xml.Name `xml:"inner"`
 		} `xml:"inner"`
+	}
+	namespaced struct {
+		XMLName xml.Name `xml:"urn:x Operacion"`
+		A       String   `xml:"a"`
 	}
 	withMarshaler struct {
 		A marshals `xml:"a"`
