@@ -318,3 +318,13 @@ func (f *Fecha) scanText(s string) error {
 	*f = p
 	return nil
 }
+
+// clone returns a copy of c that shares nothing a transition changes in place.
+func (c *Consumo) clone() Consumo {
+	cp := *c
+	if c.FacturaEnCurso != nil {
+		f := *c.FacturaEnCurso
+		cp.FacturaEnCurso = &f
+	}
+	return cp
+}

@@ -29,7 +29,9 @@
 // Every write of a record bumps its version and is a compare-and-set on it: the settlement
 // writes on the claim's copy without reading the record again (reading it under lock only when
 // another write came between), and [Store.Update] (the OTP) reads without a lock and tries
-// again when it lost. On PostgreSQL the claim reads the record without a lock, decides on it,
+// again when it lost. Both start from the store's copy of a record it just wrote when it has one,
+// which saves the read of a flow's next step ([Store] says why a stale copy is harmless). On
+// PostgreSQL the claim reads the record without a lock, decides on it,
 // and commits the marker and the pending attempt as one statement (a data-modifying WITH: the
 // version compare-and-set, the attempt inserted from its RETURNING), and the settlement is one
 // statement too (the compare-and-set and the attempt's outcome): of two claims on one version

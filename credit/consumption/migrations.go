@@ -157,4 +157,31 @@ var Migrations = []storage.Migration{
 				`CREATE INDEX consumos_estado_idx ON consumos (estado)`)
 		},
 	},
+	{
+		// Every change of a record bumps its version, also one that does not write it (an
+		// operator's UPDATE by hand): a store's copy of a record (Store) is then stale by its
+		// version, and the compare-and-set on it fails.
+		Name: "20261206000100_consumos_version_trigger",
+		Up: func(ctx context.Context, tx bun.Tx) error {
+			if storage.IsPostgres(tx) {
+				return storage.DDL(ctx, tx, `CREATE FUNCTION consumos_version_bump() RETURNS trigger LANGUAGE plpgsql AS $body$
+					BEGIN
+						NEW.version := OLD.version + 1;
+						RETURN NEW;
+					END
+				$body$`,
+					`CREATE TRIGGER consumos_version_bump BEFORE UPDATE ON consumos FOR EACH ROW
+					WHEN (NEW.version = OLD.version) EXECUTE FUNCTION consumos_version_bump()`)
+			}
+			return storage.DDL(ctx, tx, `CREATE TRIGGER consumos_version_bump AFTER UPDATE ON consumos FOR EACH ROW
+				WHEN NEW.version = OLD.version
+				BEGIN UPDATE consumos SET version = OLD.version + 1 WHERE id = NEW.id; END`)
+		},
+		Down: func(ctx context.Context, tx bun.Tx) error {
+			if storage.IsPostgres(tx) {
+				return storage.DDL(ctx, tx, `DROP TRIGGER consumos_version_bump ON consumos`, `DROP FUNCTION consumos_version_bump()`)
+			}
+			return storage.DDL(ctx, tx, `DROP TRIGGER consumos_version_bump`)
+		},
+	},
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/uptrace/bun"
 
 	"github.com/platform/integrations/internal/storage"
@@ -76,12 +77,47 @@ type Intento struct {
 // never both decide on the same state. Where the record is written by compare-and-set on its
 // version instead (Update; Claim and Settle on PostgreSQL), the row lock is taken only when the
 // record moved. No transaction is held across an upstream call.
+//
+// A store keeps the last records it wrote as it wrote them, and Update and Claim (on PostgreSQL)
+// start from that copy instead of reading the record again: the next step of a flow (the OTP,
+// the confirmation) costs one round trip, not two. The copy is only a guess: the write is a
+// compare-and-set on its version, and every change of a row bumps the version (a trigger does it
+// for a write that does not, such as an operator's UPDATE by hand), so a copy that another
+// process or a person made stale fails the write, and the change runs again on the record as
+// read. A change that the copy refuses is decided again on the record as read, so that a refusal
+// is never answered from a stale copy.
 type Store struct {
-	db *bun.DB
+	db     *bun.DB
+	recent *lru.Cache[string, Consumo] // by authorization id
 }
 
+// recentRecords bounds the records a store keeps as it wrote them: each holds up to a few KB
+// of upstream answers, and a flow's steps follow each other within minutes.
+const recentRecords = 1024
+
 // NewStore returns a store on db, whose schema must be migrated (credit.Migrations).
-func NewStore(db *bun.DB) *Store { return &Store{db: db} }
+func NewStore(db *bun.DB) *Store {
+	recent, err := lru.New[string, Consumo](recentRecords)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &Store{db: db, recent: recent}
+}
+
+// remember keeps c as it was just written; forget drops the copy of a record whose write failed.
+func (s *Store) remember(c *Consumo) { s.recent.Add(c.AutorizacionID, c.clone()) }
+
+func (s *Store) forget(autorizacionID string) { s.recent.Remove(autorizacionID) }
+
+// recalled returns a copy of the record as this store last wrote it.
+func (s *Store) recalled(autorizacionID string) (*Consumo, bool) {
+	c, ok := s.recent.Get(autorizacionID)
+	if !ok {
+		return nil, false
+	}
+	c = c.clone()
+	return &c, true
+}
 
 // ByAutorizacion returns the record of an authorization id, or an *AutorizacionNotFoundError.
 func (s *Store) ByAutorizacion(ctx context.Context, autorizacionID string) (*Consumo, error) {
@@ -155,15 +191,18 @@ func (s *Store) InsertAutorizado(ctx context.Context, c *Consumo, in *Intento) e
 			return insertAutorizadoError(c, err)
 		}
 		in.ConsumoID = c.ID
+		s.remember(c)
 		return nil
 	}
-	return storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+	err := storage.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if err := storage.InsertBoundID(ctx, tx, c, &c.ID); err != nil {
 			return insertAutorizadoError(c, err)
 		}
 		in.ConsumoID = c.ID
 		return finishIntento(ctx, tx, in)
 	})
+	s.settled(c.AutorizacionID, c, err)
+	return err
 }
 
 func insertAutorizadoError(c *Consumo, err error) error {
@@ -175,20 +214,30 @@ func insertAutorizadoError(c *Consumo, err error) error {
 
 // Update changes the record of an authorization: fn decides on the record as it is now and
 // changes it in place (a transition); an error from fn aborts and is returned as it is. The
-// record is read without a lock and written by compare-and-set on its version; when another
-// write came first, it is read again and fn runs again (fn must only change its argument).
+// record (the store's copy, or read without a lock) is written by compare-and-set on its
+// version; when another write came first, it is read again and fn runs again (fn must only
+// change its argument).
 func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Consumo) error) (*Consumo, error) {
+	c, recalled := s.recalled(autorizacionID)
 	for range maxOptimistic {
-		c, err := byAutorizacion(ctx, s.db, autorizacionID, false)
-		if err != nil {
-			return nil, err
+		if !recalled {
+			var err error
+			if c, err = byAutorizacion(ctx, s.db, autorizacionID, false); err != nil {
+				return nil, err
+			}
 		}
 		snap := storage.TakeSnapshot(s.db, c)
 		prev := c.Version
 		if err := fn(c); err != nil {
+			if recalled {
+				recalled = false // decided again on the record as stored
+				continue
+			}
 			return nil, err
 		}
-		err = storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
+		recalled = false
+		err := storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
+		s.settled(autorizacionID, c, err)
 		if !errors.Is(err, storage.ErrStale) {
 			return c, err
 		}
@@ -221,9 +270,11 @@ type Claim struct {
 // transaction (group-committed).
 func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
 	if storage.IsPostgres(s.db) {
-		cl, err := s.claimInOne(ctx, autorizacionID, fn)
-		if !errors.Is(err, storage.ErrStale) {
-			return cl, err
+		for _, recall := range []bool{true, false} {
+			cl, err := s.claimInOne(ctx, autorizacionID, fn, recall)
+			if !errors.Is(err, storage.ErrStale) {
+				return cl, err
+			}
 		}
 	}
 	var cl *Claim
@@ -247,11 +298,17 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 		cl = newClaim(c, in)
 		return nil
 	})
+	if err != nil {
+		s.forget(autorizacionID)
+	} else {
+		s.remember(cl.Consumo)
+	}
 	return cl, err
 }
 
-// claimInOne is Claim on PostgreSQL without a lock: the record read as it is, fn deciding on it
-// (its error returned as it is), and the write one statement, a data-modifying WITH whose insert
+// claimInOne is Claim on PostgreSQL without a lock: the record read as it is (with recall, the
+// store's copy: storage.ErrStale when there is none or fn refuses it), fn deciding on it (its
+// error returned as it is), and the write one statement, a data-modifying WITH whose insert
 // takes its row from the update's:
 //
 //	WITH u AS (UPDATE consumos SET ... WHERE id = ? AND version = ? RETURNING id),
@@ -262,14 +319,25 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 // claims on the same version only one update matches (the other waits for its row lock, then
 // finds the next version); the other writes nothing and gets storage.ErrStale, as does a claim
 // whose record moved or whose fn changed no column: Claim then takes the locked path.
-func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
-	c, err := byAutorizacion(ctx, s.db, autorizacionID, false)
-	if err != nil {
-		return nil, err
+func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error), recall bool) (*Claim, error) {
+	var c *Consumo
+	if recall {
+		var ok bool
+		if c, ok = s.recalled(autorizacionID); !ok {
+			return nil, storage.ErrStale
+		}
+	} else {
+		var err error
+		if c, err = byAutorizacion(ctx, s.db, autorizacionID, false); err != nil {
+			return nil, err
+		}
 	}
 	snap, prev := storage.TakeSnapshot(s.db, c), c.Version
 	in, err := fn(c)
 	if err != nil {
+		if recall {
+			return nil, storage.ErrStale // decided again on the record as stored
+		}
 		return nil, err
 	}
 	var args storage.Args
@@ -283,6 +351,9 @@ func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*
 		return nil, err
 	}
 	err = storage.ScanBound(ctx, s.db, "WITH u AS ("+upd+" RETURNING id), i AS ("+ins+") SELECT (SELECT id FROM i) FROM u", args, &in.ID)
+	if err != nil {
+		s.forget(autorizacionID)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storage.ErrStale
 	}
@@ -290,6 +361,7 @@ func (s *Store) claimInOne(ctx context.Context, autorizacionID string, fn func(*
 		return nil, fmt.Errorf("consumption: claim authorization %s for %s: %w", autorizacionID, in.Operacion, err)
 	}
 	c.Version = prev + 1
+	s.remember(c)
 	return newClaim(c, in), nil
 }
 
@@ -321,6 +393,7 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 			})
 		}
 		if !errors.Is(err, storage.ErrStale) {
+			s.settled(held.AutorizacionID, &held, err)
 			if err != nil {
 				return nil, err
 			}
@@ -350,7 +423,17 @@ func (s *Store) Settle(ctx context.Context, cl *Claim, fn func(*Consumo) error) 
 		out = c
 		return nil
 	})
+	s.settled(cl.Consumo.AutorizacionID, out, err)
 	return out, err
+}
+
+// settled keeps c, just written, or forgets the record whose write failed with err.
+func (s *Store) settled(autorizacionID string, c *Consumo, err error) {
+	if err != nil {
+		s.forget(autorizacionID)
+	} else {
+		s.remember(c)
+	}
 }
 
 // settleInOne writes, on PostgreSQL, what Settle's transaction on the claim's copy would (the
@@ -415,6 +498,7 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 		out = c
 		return nil
 	})
+	s.settled(autorizacionID, out, err)
 	return out, err
 }
 

@@ -504,3 +504,83 @@ func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 		}
 	})
 }
+
+// A store decides first on its copy of a record it wrote (Store), and again on the record as
+// stored whenever the copy is stale: after another process's write, after an operator's UPDATE
+// by hand (the version trigger), and when the stale copy refuses what the stored record allows.
+func TestStoreCopyIsOnlyAGuess(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := migrated(t, tg)
+		other := NewStore(tg.DB) // another process on the same database
+		ctx := t.Context()
+		now := time.Now().UTC()
+		byHand := func(id, set string, v any) {
+			t.Helper()
+			if _, err := tg.DB.NewUpdate().Model((*Consumo)(nil)).Set(set, v).Where("autorizacion_id = ?", id).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		insertar(t, s, nuevoConsumo("A-COPY", now))
+		if _, err := other.Update(ctx, "A-COPY", func(c *Consumo) error { c.ImagenQR = "other"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		if _, err := s.Update(ctx, "A-COPY", func(c *Consumo) error { seen = append(seen, c.ImagenQR); c.ImagenQR += "+s"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := other.ByAutorizacion(ctx, "A-COPY")
+		if len(seen) != 2 || seen[0] != "" || seen[1] != "other" || got.ImagenQR != "other+s" || got.Version != 2 {
+			t.Fatalf("after another process's write: fn saw %q, stored %q v%d; want the copy, then the stored record, other+s v2", seen, got.ImagenQR, got.Version)
+		}
+
+		byHand("A-COPY", "estado = ?", EstadoReversado)
+		if got, _ = other.ByAutorizacion(ctx, "A-COPY"); got.Version != 3 {
+			t.Fatalf("an UPDATE by hand left version %d, want 3", got.Version)
+		}
+		var se *StateError
+		if _, err := s.Update(ctx, "A-COPY", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); !errors.As(err, &se) {
+			t.Fatalf("OTP on a record reversed by hand: %v, want a *StateError", err)
+		}
+		if got, _ = other.ByAutorizacion(ctx, "A-COPY"); got.Estado != EstadoReversado || got.OTPSellado != "" || got.Version != 3 {
+			t.Fatalf("the refused OTP changed the record: %+v", got)
+		}
+
+		insertar(t, s, nuevoConsumo("A-FREED", now))
+		if _, err := s.Claim(ctx, "A-FREED", claimFor(OpConfirmar, now)); err != nil {
+			t.Fatal(err)
+		}
+		byHand("A-FREED", "operacion_en_curso = ?", nil) // an operator releases the record
+		if _, err := s.Update(ctx, "A-FREED", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); err != nil {
+			t.Fatalf("OTP on a record released by hand: %v; the stale copy's refusal must be decided again", err)
+		}
+		if got, _ = other.ByAutorizacion(ctx, "A-FREED"); got.Estado != EstadoOTPRecibido || got.OTPSellado != "sealed" {
+			t.Fatalf("record %+v, want the OTP registered", got)
+		}
+	})
+}
+
+// On PostgreSQL the steps after this store's own write start from its copy: the OTP is one
+// statement, the claim one statement, with no read before them.
+func TestNextStepNeedsNoReadOnPostgres(t *testing.T) {
+	s, other, faults := onPostgres(t)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	insertar(t, s, nuevoConsumo("A-NEXT", now))
+	faults.Record()
+	if _, err := s.Update(ctx, "A-NEXT", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); err != nil {
+		t.Fatal(err)
+	}
+	if statements := faults.Recorded(); len(statements) != 1 || !strings.HasPrefix(statements[0], "UPDATE ") {
+		t.Fatalf("OTP: %d statements %q; want one UPDATE", len(statements), statements)
+	}
+	faults.Record()
+	cl, err := s.Claim(ctx, "A-NEXT", claimFor(OpConfirmar, now))
+	if statements := faults.Recorded(); err != nil || !oneWith(statements) {
+		t.Fatalf("claim: %v, statements %q; want one WITH", err, statements)
+	}
+	stored, _ := other.ByAutorizacion(ctx, "A-NEXT")
+	if stored.Version != 2 || stored.OperacionEnCurso != UpstreamGrabarConsumo || stored.OTPSellado != "sealed" || cl.Consumo.Version != 2 {
+		t.Fatalf("record %+v after the OTP and the claim", stored)
+	}
+}
