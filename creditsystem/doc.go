@@ -210,6 +210,9 @@
 // internal/codegen. The results are internal/cartera and internal/central; generated types
 // never leave this package. gowsdl v0.5.0's known defects, and where each is handled (the
 // post-processor, package xsd, or this client around the generated calls), are listed in
-// internal/codegen's package documentation. When the vendor's WSDL arrives, replace the files
-// and run make generate.
+// internal/codegen's package documentation. The members of a request are written by
+// xsd.AppendXMLContent inside gowsdl's envelope, byte for byte what encoding/xml writes (the
+// golden files and TestRequestsEncodeAsEncodingXMLDoes hold both to it); a type it does not
+// know goes through encoding/xml. When the vendor's WSDL arrives, replace the files and run
+// make generate.
 package creditsystem

@@ -1,6 +1,7 @@
 package consumption
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
@@ -319,12 +320,22 @@ func (f *Fecha) scanText(s string) error {
 	return nil
 }
 
-// clone returns a copy of c that shares nothing a transition changes in place.
+// clone returns a copy of c that shares no memory with it.
 func (c *Consumo) clone() Consumo {
 	cp := *c
-	if c.FacturaEnCurso != nil {
-		f := *c.FacturaEnCurso
-		cp.FacturaEnCurso = &f
+	cp.CreditsystemAuthResponse = bytes.Clone(c.CreditsystemAuthResponse)
+	cp.CreditsystemConsumoResponse = bytes.Clone(c.CreditsystemConsumoResponse)
+	if f := c.FacturaEnCurso; f != nil {
+		fc := *f
+		if f.ValorIVA != nil {
+			v := *f.ValorIVA
+			fc.ValorIVA = &v
+		}
+		if f.ValorComision != nil {
+			v := *f.ValorComision
+			fc.ValorComision = &v
+		}
+		cp.FacturaEnCurso = &fc
 	}
 	return cp
 }

@@ -29,14 +29,15 @@
 // Every write of a record bumps its version and is a compare-and-set on it: the settlement
 // writes on the claim's copy without reading the record again (reading it under lock only when
 // another write came between), and [Store.Update] (the OTP) reads without a lock and tries
-// again when it lost. Both start from the store's copy of a record it just wrote when it has one,
-// which saves the read of a flow's next step ([Store] says why a stale copy is harmless). On
-// PostgreSQL the claim reads the record without a lock, decides on it,
-// and commits the marker and the pending attempt as one statement (a data-modifying WITH: the
-// version compare-and-set, the attempt inserted from its RETURNING), and the settlement is one
-// statement too (the compare-and-set and the attempt's outcome): of two claims on one version
-// only one matches, and a claim or settlement whose record moved writes nothing and runs again
-// on the locked path above. SQLite keeps the transactions (group-committed).
+// again when it lost. It and the claim on PostgreSQL start from the store's copy of a record it
+// just wrote when it has one, which saves the read of a flow's next step ([Store] says why a
+// stale copy is harmless). On PostgreSQL the claim decides on that copy or on the record read
+// without a lock, and commits the marker and the pending attempt as one statement (a
+// data-modifying WITH: the version compare-and-set, the attempt inserted from its RETURNING),
+// and the settlement is one statement too (the compare-and-set and the attempt's outcome): of
+// two claims on one version only one matches, and a claim or settlement whose record moved
+// writes nothing and runs again on the locked path above. SQLite keeps the transactions
+// (group-committed).
 //
 // Nothing is ever retried; timeouts come from the creditsystem client (CREDITSYSTEM_TIMEOUT),
 // and the call runs to that deadline whatever happens to the request, so its answer is recorded.

@@ -72,28 +72,31 @@ type Intento struct {
 
 // Store persists consumption records and their audit with bun on SQLite or PostgreSQL (schema:
 // Migrations). It owns the transactions and the columns: every change of a record is a closure
-// run on the record as it is now, inside one short transaction that locks the row (FOR UPDATE
-// on PostgreSQL; SQLite's write transaction takes the database lock at BEGIN), so two requests
-// never both decide on the same state. Where the record is written by compare-and-set on its
-// version instead (Update; Claim and Settle on PostgreSQL), the row lock is taken only when the
-// record moved. No transaction is held across an upstream call.
+// that decides on the record, and only a decision on the record as it is when written is
+// committed: inside one short transaction that locks the row (FOR UPDATE on PostgreSQL; SQLite's
+// write transaction takes the database lock at BEGIN), or, where the record is written by
+// compare-and-set on its version instead (Update; Claim and Settle on PostgreSQL), by that
+// compare-and-set, the row lock taken only when the record moved. No transaction is held across
+// an upstream call.
 //
 // A store keeps the last records it wrote as it wrote them, and Update and Claim (on PostgreSQL)
 // start from that copy instead of reading the record again: the next step of a flow (the OTP,
 // the confirmation) costs one round trip, not two. The copy is only a guess: the write is a
-// compare-and-set on its version, and every change of a row bumps the version (a trigger does it
-// for a write that does not, such as an operator's UPDATE by hand), so a copy that another
-// process or a person made stale fails the write, and the change runs again on the record as
-// read. A change that the copy refuses is decided again on the record as read, so that a refusal
-// is never answered from a stale copy.
+// compare-and-set on its version, and a change of a row never leaves its version where it was
+// (a trigger bumps it for a write that does not, such as an operator's UPDATE by hand), so a copy
+// that another process or a person made stale fails the write, and the change runs again on the
+// record as read. A change that the copy refuses, or that changes nothing on it, is decided again
+// on the record as read, so that no answer comes from a stale copy. The closures must therefore
+// have no effect but on their argument.
 type Store struct {
 	db     *bun.DB
 	recent *lru.Cache[string, Consumo] // by authorization id
 }
 
-// recentRecords bounds the records a store keeps as it wrote them: each holds up to a few KB
-// of upstream answers, and a flow's steps follow each other within minutes.
-const recentRecords = 1024
+// recentRecords bounds the records a store keeps as it wrote them: each holds the upstream
+// answers and the QR image (tens of KB at most), and a flow's steps follow each other within
+// minutes.
+const recentRecords = 256
 
 // NewStore returns a store on db, whose schema must be migrated (credit.Migrations).
 func NewStore(db *bun.DB) *Store {
@@ -212,31 +215,35 @@ func insertAutorizadoError(c *Consumo, err error) error {
 	return fmt.Errorf("consumption: store authorization %s: %w", c.AutorizacionID, err)
 }
 
-// Update changes the record of an authorization: fn decides on the record as it is now and
-// changes it in place (a transition); an error from fn aborts and is returned as it is. The
-// record (the store's copy, or read without a lock) is written by compare-and-set on its
-// version; when another write came first, it is read again and fn runs again (fn must only
-// change its argument).
+// Update changes the record of an authorization: fn decides on the record and changes it in
+// place (a transition); an error from fn aborts and is returned as it is. The record (the
+// store's copy, or read without a lock) is written by compare-and-set on its version; when
+// another write came first, it is read again and fn runs again (fn must only change its
+// argument).
 func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Consumo) error) (*Consumo, error) {
 	c, recalled := s.recalled(autorizacionID)
-	for range maxOptimistic {
+	for reads := 0; reads < maxOptimistic; {
 		if !recalled {
 			var err error
 			if c, err = byAutorizacion(ctx, s.db, autorizacionID, false); err != nil {
 				return nil, err
 			}
+			reads++
 		}
 		snap := storage.TakeSnapshot(s.db, c)
 		prev := c.Version
-		if err := fn(c); err != nil {
-			if recalled {
-				recalled = false // decided again on the record as stored
-				continue
-			}
+		err := fn(c)
+		if recalled && (err != nil || len(snap.Changed(c)) == 0) {
+			// Refused, or nothing to write that would check the copy: decided again on the
+			// record as stored.
+			recalled = false
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 		recalled = false
-		err := storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
+		err = storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
 		s.settled(autorizacionID, c, err)
 		if !errors.Is(err, storage.ErrStale) {
 			return c, err
@@ -262,12 +269,13 @@ type Claim struct {
 // Only one request can claim a record: another one meets the marker (ErrInFlight) or the state
 // the winner left (a *StateError), as fn decides.
 //
-// On PostgreSQL the record is read without a lock, fn decides on it, and the marker and the
-// attempt are one statement (claimInOne): the marker's compare-and-set on the version read, the
-// attempt inserted from its RETURNING, committed by itself before the call. When the record
-// moved since it was read (another claim won, an OTP), nothing is written and the claim runs
-// again as below, locked, fn deciding on the record as it is then. SQLite keeps the locked
-// transaction (group-committed).
+// On PostgreSQL fn decides on the store's copy of the record, or else on the record read
+// without a lock, and the marker and the attempt are one statement (claimInOne): the marker's
+// compare-and-set on that version, the attempt inserted from its RETURNING, committed by itself
+// before the call. When the copy is stale or refused, the claim runs again on the record as
+// read; when the record moved since it was read (another claim won, an OTP), nothing is written
+// and the claim runs again as below, locked, fn deciding on the record as it is then. SQLite
+// keeps the locked transaction (group-committed).
 func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consumo) (*Intento, error)) (*Claim, error) {
 	if storage.IsPostgres(s.db) {
 		for _, recall := range []bool{true, false} {
@@ -315,7 +323,8 @@ func (s *Store) Claim(ctx context.Context, autorizacionID string, fn func(*Consu
 //	     i AS (INSERT INTO consumo_intentos (...) SELECT ... FROM u RETURNING id)
 //	SELECT (SELECT id FROM i) FROM u
 //
-// Two round trips instead of five (BEGIN, the locked read, two statements, COMMIT). Of two
+// One round trip from the copy, two from a read, instead of five (BEGIN, the locked read, two
+// statements, COMMIT). Of two
 // claims on the same version only one update matches (the other waits for its row lock, then
 // finds the next version); the other writes nothing and gets storage.ErrStale, as does a claim
 // whose record moved or whose fn changed no column: Claim then takes the locked path.

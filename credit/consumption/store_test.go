@@ -108,6 +108,8 @@ func TestConsumoStoreRoundTrip(t *testing.T) {
 
 func isNotFound(err error) bool { _, ok := err.(*AutorizacionNotFoundError); return ok }
 
+// Twenty concurrent claims of one record: one wins. The store inserted the record, so on
+// PostgreSQL every claim starts from its copy, and the losers' compare-and-set fails.
 func TestClaimHasExactlyOneWinner(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		s := migrated(t, tg)
@@ -507,7 +509,8 @@ func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 
 // A store decides first on its copy of a record it wrote (Store), and again on the record as
 // stored whenever the copy is stale: after another process's write, after an operator's UPDATE
-// by hand (the version trigger), and when the stale copy refuses what the stored record allows.
+// by hand (the version trigger), when the stale copy refuses what the stored record allows, and
+// when nothing would be written to check it.
 func TestStoreCopyIsOnlyAGuess(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		s := migrated(t, tg)
@@ -520,42 +523,98 @@ func TestStoreCopyIsOnlyAGuess(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		stored := func(id string) *Consumo {
+			t.Helper()
+			c, err := other.ByAutorizacion(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		note := func(st *Store, id, v string) {
+			t.Helper()
+			if _, err := st.Update(ctx, id, func(c *Consumo) error { c.ImagenQR = v; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
 
 		insertar(t, s, nuevoConsumo("A-COPY", now))
-		if _, err := other.Update(ctx, "A-COPY", func(c *Consumo) error { c.ImagenQR = "other"; return nil }); err != nil {
-			t.Fatal(err)
-		}
+		note(other, "A-COPY", "other")
 		var seen []string
 		if _, err := s.Update(ctx, "A-COPY", func(c *Consumo) error { seen = append(seen, c.ImagenQR); c.ImagenQR += "+s"; return nil }); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := other.ByAutorizacion(ctx, "A-COPY")
-		if len(seen) != 2 || seen[0] != "" || seen[1] != "other" || got.ImagenQR != "other+s" || got.Version != 2 {
+		if got := stored("A-COPY"); len(seen) != 2 || seen[0] != "" || seen[1] != "other" || got.ImagenQR != "other+s" || got.Version != 2 {
 			t.Fatalf("after another process's write: fn saw %q, stored %q v%d; want the copy, then the stored record, other+s v2", seen, got.ImagenQR, got.Version)
+		}
+		note(other, "A-COPY", "again")
+		if got, err := s.Update(ctx, "A-COPY", func(*Consumo) error { return nil }); err != nil || got.ImagenQR != "again" || got.Version != 3 {
+			t.Fatalf("a change of nothing answered %+v, %v; want the record as stored (again, v3), not the copy", got, err)
 		}
 
 		byHand("A-COPY", "estado = ?", EstadoReversado)
-		if got, _ = other.ByAutorizacion(ctx, "A-COPY"); got.Version != 3 {
-			t.Fatalf("an UPDATE by hand left version %d, want 3", got.Version)
+		if got := stored("A-COPY"); got.Version != 4 {
+			t.Fatalf("an UPDATE by hand left version %d, want 4", got.Version)
 		}
 		var se *StateError
 		if _, err := s.Update(ctx, "A-COPY", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); !errors.As(err, &se) {
 			t.Fatalf("OTP on a record reversed by hand: %v, want a *StateError", err)
 		}
-		if got, _ = other.ByAutorizacion(ctx, "A-COPY"); got.Estado != EstadoReversado || got.OTPSellado != "" || got.Version != 3 {
+		if got := stored("A-COPY"); got.Estado != EstadoReversado || got.OTPSellado != "" || got.Version != 4 {
 			t.Fatalf("the refused OTP changed the record: %+v", got)
 		}
 
-		insertar(t, s, nuevoConsumo("A-FREED", now))
-		if _, err := s.Claim(ctx, "A-FREED", claimFor(OpConfirmar, now)); err != nil {
-			t.Fatal(err)
+		// The claim, which calls upstream once it is committed.
+		insertar(t, s, nuevoConsumo("A-CLAIM", now))
+		note(other, "A-CLAIM", "other")
+		seen = nil
+		claim := claimFor(OpConfirmar, now)
+		cl, err := s.Claim(ctx, "A-CLAIM", func(c *Consumo) (*Intento, error) { seen = append(seen, c.ImagenQR); return claim(c) })
+		if got := stored("A-CLAIM"); err != nil || seen[len(seen)-1] != "other" || got.ImagenQR != "other" || got.OperacionEnCurso != UpstreamGrabarConsumo || cl.Consumo.Version != got.Version {
+			t.Fatalf("claim after another process's write: %v, fn saw %q, stored %+v", err, seen, got)
 		}
-		byHand("A-FREED", "operacion_en_curso = ?", nil) // an operator releases the record
-		if _, err := s.Update(ctx, "A-FREED", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); err != nil {
+		byHand("A-CLAIM", "operacion_en_curso = ?", nil) // an operator releases the record
+		if _, err := s.Claim(ctx, "A-CLAIM", claimFor(OpReverso, now)); err != nil {
+			t.Fatalf("claim of a record released by hand: %v; the stale copy's refusal must be decided again", err)
+		}
+		if got := stored("A-CLAIM"); got.OperacionEnCurso != UpstreamGrabarReversoAutorizacion {
+			t.Fatalf("record %+v, want it claimed for the reversal", got)
+		}
+		if _, err := s.Update(ctx, "A-CLAIM", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); !errors.As(err, new(*ConflictError)) {
+			t.Fatalf("OTP on a claimed record: %v, want a *ConflictError", err)
+		}
+		byHand("A-CLAIM", "operacion_en_curso = ?", nil)
+		if _, err := s.Update(ctx, "A-CLAIM", func(c *Consumo) error { return c.RegistrarOTP("sealed", now) }); err != nil {
 			t.Fatalf("OTP on a record released by hand: %v; the stale copy's refusal must be decided again", err)
 		}
-		if got, _ = other.ByAutorizacion(ctx, "A-FREED"); got.Estado != EstadoOTPRecibido || got.OTPSellado != "sealed" {
+		if got := stored("A-CLAIM"); got.Estado != EstadoOTPRecibido || got.OTPSellado != "sealed" {
 			t.Fatalf("record %+v, want the OTP registered", got)
+		}
+	})
+}
+
+// The version trigger survives the migrations on both engines, and bumps the version of a
+// change that leaves it where it was or sets it back.
+func TestVersionTrigger(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		s := migrated(t, tg)
+		ctx := t.Context()
+		insertar(t, s, nuevoConsumo("A-TRIG", time.Now().UTC()))
+		for i, q := range []string{
+			"UPDATE consumos SET imagen_qr = 'x' WHERE autorizacion_id = 'A-TRIG'",
+			"UPDATE consumos SET imagen_qr = 'y', version = 0 WHERE autorizacion_id = 'A-TRIG'",
+			"UPDATE consumos SET version = version + 5 WHERE autorizacion_id = 'A-TRIG'",
+		} {
+			if _, err := tg.DB.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.ByAutorizacion(ctx, "A-TRIG")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []int64{1, 2, 7}[i]; c.Version != want {
+				t.Fatalf("%s: version %d, want %d", q, c.Version, want)
+			}
 		}
 	})
 }
