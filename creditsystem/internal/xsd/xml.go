@@ -84,15 +84,36 @@ func xmlPlanOf(t reflect.Type) *xmlPlan {
 	defer xmlPlansMu.Unlock()
 	building := map[reflect.Type]*xmlPlan{}
 	p := buildXMLPlan(t, building)
+	// A plan met again while it was built counted as writable: one that holds a plan found not
+	// writable afterwards is not writable either.
+	for changed := true; changed; {
+		changed = false
+		for _, q := range building {
+			if q.ok && !q.childrenOK() {
+				q.ok, changed = false, true
+			}
+		}
+	}
 	for t, p := range building {
 		xmlPlans.Store(t, p)
 	}
 	return p
 }
 
+func (p *xmlPlan) childrenOK() bool {
+	if p.elem != nil && !p.elem.ok {
+		return false
+	}
+	for _, f := range p.fields {
+		if !f.plan.ok {
+			return false
+		}
+	}
+	return true
+}
+
 // buildXMLPlan works out t's plan; building holds the plans in progress, so that a recursive
-// type ends (a plan seen again while it is built counts as writable: if it is not, the type
-// that holds it is not either).
+// type ends.
 func buildXMLPlan(t reflect.Type, building map[reflect.Type]*xmlPlan) *xmlPlan {
 	if p, ok := xmlPlans.Load(t); ok {
 		return p.(*xmlPlan)

@@ -37,6 +37,12 @@ type xmlSolicitud struct {
 	Subs     []Ptr[xmlItem] `xml:"oSubs,omitempty"`
 }
 
+// node is recursive: its plan meets itself while it is built.
+type node struct {
+	V    String `xml:"urn:n v,omitempty"`
+	Next *node  `xml:"urn:n next,omitempty"`
+}
+
 type xmlOperation struct {
 	XMLName   xml.Name          `xml:"Operacion"`
 	Solicitud Ptr[xmlSolicitud] `xml:"oSolicitud,omitempty"`
@@ -76,6 +82,7 @@ func TestAppendXMLContentWritesWhatEncodingXMLWrites(t *testing.T) {
 		{"empty but valid strings", &xmlSolicitud{Codigo: str(""), Puntero: p(""), Items: Ptr[xmlItems]{V: &xmlItems{Item: []*xmlItem{}}}}},
 		{"a struct without XMLName", &xmlItems{Item: []*xmlItem{{Texto: str("]]>")}}}},
 		{"XMLName with a namespace", &namespaced{A: str("a")}},
+		{"recursive type", &node{V: str("1"), Next: &node{Next: &node{V: str("3")}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +147,15 @@ type (
 	withBytes struct {
 		B []byte `xml:"b"`
 	}
+	// A cycle through a type that is not writable: recB's plan is built while recA's is, on
+	// the assumption that recA is writable.
+	recA struct {
+		B *recB `xml:"b"`
+		N int   `xml:"n"`
+	}
+	recB struct {
+		A *recA `xml:"a"`
+	}
 )
 
 func (marshals) MarshalXML(*xml.Encoder, xml.StartElement) error { return nil }
@@ -154,6 +170,7 @@ func TestAppendXMLContentLeavesOtherRulesToEncodingXML(t *testing.T) {
 		{"embedded field", &withEmbedded{}}, {"XMLName without a name", &namedByValue{}},
 		{"field whose type has an XMLName", &fieldNamedBy{}}, {"marshaller of another type", &withMarshaler{}},
 		{"text marshaller", &withTexter{}}, {"Ptr of a simple type", &ptrToString{}}, {"bytes", &withBytes{}},
+		{"a cycle through a number, built from its number's side", &recA{}}, {"the other side of it", &recB{A: &recA{}}},
 		{"not a pointer", xmlItems{}}, {"nil pointer", (*xmlItems)(nil)}, {"pointer to a string", new(string)},
 	}
 	for _, tc := range cases {
