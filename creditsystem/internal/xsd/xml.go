@@ -84,12 +84,12 @@ func xmlPlanOf(t reflect.Type) *xmlPlan {
 	defer xmlPlansMu.Unlock()
 	building := map[reflect.Type]*xmlPlan{}
 	p := buildXMLPlan(t, building)
-	// A plan met again while it was built counted as writable: one that holds a plan found not
-	// writable afterwards is not writable either.
+	// Every plan is built now: decide which are writable. A plan met again while it was built
+	// counts as writable until one it holds is found not to be.
 	for changed := true; changed; {
 		changed = false
 		for _, q := range building {
-			if q.ok && !q.childrenOK() {
+			if q.ok && !q.childrenWritable() {
 				q.ok, changed = false, true
 			}
 		}
@@ -100,20 +100,36 @@ func xmlPlanOf(t reflect.Type) *xmlPlan {
 	return p
 }
 
-func (p *xmlPlan) childrenOK() bool {
-	if p.elem != nil && !p.elem.ok {
-		return false
-	}
-	for _, f := range p.fields {
-		if !f.plan.ok {
-			return false
+// childrenWritable reports whether the plans p holds are writable, and written by p as
+// encoding/xml writes them.
+func (p *xmlPlan) childrenWritable() bool {
+	switch p.kind {
+	case xPtr: // Ptr names its element: a struct's XMLName with a name gives way to it
+		return p.elem.ok && p.elem.kind == xStruct && p.elem.xmlName != xmlNameUnnamed
+	case xPointer:
+		return p.elem.ok && p.elem.kind != xPointer && p.elem.kind != xSlice
+	case xSlice:
+		return p.elem.ok && p.elem.kind != xSlice
+	case xStruct:
+		for _, f := range p.fields {
+			// A struct reached through a field is named by its own XMLName first.
+			inner := f.plan
+			for range 2 {
+				if inner.kind == xPointer || inner.kind == xSlice {
+					inner = inner.elem
+				}
+			}
+			if !f.plan.ok || inner.kind == xStruct && inner.xmlName != xmlNameNone {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// buildXMLPlan works out t's plan; building holds the plans in progress, so that a recursive
-// type ends.
+// buildXMLPlan works out t's plan, its ok flag saying only whether t itself can be written
+// (xmlPlanOf then checks what it holds); building holds the plans in progress, so that a
+// recursive type ends.
 func buildXMLPlan(t reflect.Type, building map[reflect.Type]*xmlPlan) *xmlPlan {
 	if p, ok := xmlPlans.Load(t); ok {
 		return p.(*xmlPlan)
@@ -127,17 +143,14 @@ func buildXMLPlan(t reflect.Type, building map[reflect.Type]*xmlPlan) *xmlPlan {
 	switch {
 	case own(t) && strings.HasPrefix(t.Name(), "Ptr["):
 		p.kind, p.elem = xPtr, buildXMLPlan(t.Field(0).Type.Elem(), building)
-		p.ok = p.elem.ok && p.elem.kind == xStruct && p.elem.xmlName != xmlNameUnnamed
 	case own(t):
 		p.kind = xLeaf
 	case t.Kind() == reflect.Pointer: // encoding/xml follows a pointer before it looks for a marshaller
 		p.kind, p.elem = xPointer, buildXMLPlan(t.Elem(), building)
-		p.ok = p.elem.ok && p.elem.kind != xPointer
 	case t.Implements(marshalerT) || pt.Implements(marshalerT) || t.Implements(texterT) || pt.Implements(texterT):
 		p.ok = false
 	case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
 		p.kind, p.elem = xSlice, buildXMLPlan(t.Elem(), building)
-		p.ok = p.elem.ok && p.elem.kind != xSlice
 	case t.Kind() == reflect.Bool:
 		p.kind = xBool
 	case t.Kind() == reflect.String:
@@ -152,9 +165,10 @@ func buildXMLPlan(t reflect.Type, building map[reflect.Type]*xmlPlan) *xmlPlan {
 }
 
 // structXMLPlan fills p with the fields of struct type t, and reports whether encoding/xml
-// writes them as plain elements: exported, not embedded, tagged "[namespace ]name[,omitempty]".
+// writes them as plain elements: exported, not embedded, tagged "[namespace ]name[,omitempty]",
+// no two of the same name, and an XMLName tagged "[namespace ]name" or not at all.
 func structXMLPlan(t reflect.Type, p *xmlPlan, building map[reflect.Type]*xmlPlan) bool {
-	ok := true
+	names := map[string]bool{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, tagged := f.Tag.Lookup("xml")
@@ -163,7 +177,10 @@ func structXMLPlan(t reflect.Type, p *xmlPlan, building map[reflect.Type]*xmlPla
 				return false
 			}
 			p.xmlName = xmlNameUnnamed
-			if name, _, _ := strings.Cut(tag, ","); name != "" {
+			if tag != "" {
+				if _, _, ok := elementName(tag); !ok {
+					return false
+				}
 				p.xmlName = xmlNameNamed
 			}
 			continue
@@ -178,44 +195,43 @@ func structXMLPlan(t reflect.Type, p *xmlPlan, building map[reflect.Type]*xmlPla
 		if !tagged || (opts != "" && opts != "omitempty") {
 			return false
 		}
-		space, local, found := strings.Cut(name, " ")
-		if !found {
-			space, local = "", name
-		}
-		if local == "" || strings.ContainsAny(local, "> ") || strings.Contains(space, " ") {
+		space, local, ok := elementName(name)
+		if !ok || names[local] {
 			return false
 		}
-		fp := buildXMLPlan(f.Type, building)
-		// A struct reached through a field (not through Ptr, which names its element) is named
-		// by its own XMLName first.
-		inner := fp
-		for inner.kind == xPointer || inner.kind == xSlice {
-			inner = inner.elem
-		}
-		if !fp.ok || inner.kind == xStruct && inner.xmlName != xmlNameNone {
-			ok = false
-		}
+		names[local] = true
 		start := "<" + local
 		if space != "" {
 			start += ` xmlns="` + string(appendEscaped(nil, space)) + `"`
 		}
 		p.fields = append(p.fields, xmlField{index: i, start: start + ">", end: "</" + local + ">",
-			omitEmpty: opts == "omitempty", plan: fp})
+			omitEmpty: opts == "omitempty", plan: buildXMLPlan(f.Type, building)})
 	}
-	return ok
+	return true
+}
+
+// elementName splits "[namespace ]name" (no options); ok is false for anything else.
+func elementName(s string) (space, local string, ok bool) {
+	space, local, found := strings.Cut(s, " ")
+	if !found {
+		space, local = "", s
+	}
+	return space, local, local != "" && !strings.ContainsAny(local, "> ,") && !strings.ContainsAny(space, " ,")
 }
 
 func appendXMLFields(b []byte, v reflect.Value, p *xmlPlan) []byte {
 	for i := range p.fields {
 		f := &p.fields[i]
-		b = appendXMLValue(b, v.Field(f.index), f, f.plan)
+		b = appendXMLValue(b, v.Field(f.index), f, f.plan, f.omitEmpty)
 	}
 	return b
 }
 
-// appendXMLValue writes v, of plan p, as encoding/xml's marshalValue writes a field's value.
-func appendXMLValue(b []byte, v reflect.Value, f *xmlField, p *xmlPlan) []byte {
-	if f.omitEmpty && emptyXML(v) {
+// appendXMLValue writes v, of plan p, as encoding/xml's marshalValue writes a field's value:
+// omitEmpty is checked on the field's value and on each element of a list, not again on what a
+// pointer points to.
+func appendXMLValue(b []byte, v reflect.Value, f *xmlField, p *xmlPlan, omitEmpty bool) []byte {
+	if omitEmpty && emptyXML(v) {
 		return b
 	}
 	switch p.kind {
@@ -223,10 +239,10 @@ func appendXMLValue(b []byte, v reflect.Value, f *xmlField, p *xmlPlan) []byte {
 		if v.IsNil() {
 			return b
 		}
-		return appendXMLValue(b, v.Elem(), f, p.elem)
+		return appendXMLValue(b, v.Elem(), f, p.elem, false)
 	case xSlice:
 		for i := range v.Len() {
-			b = appendXMLValue(b, v.Index(i), f, p.elem)
+			b = appendXMLValue(b, v.Index(i), f, p.elem, f.omitEmpty)
 		}
 		return b
 	case xLeaf:

@@ -37,6 +37,15 @@ type xmlSolicitud struct {
 	Subs     []Ptr[xmlItem] `xml:"oSubs,omitempty"`
 }
 
+// pointers: omitempty looks at the pointer, not at what it points to.
+type pointers struct {
+	S *string   `xml:"s,omitempty"`
+	B *bool     `xml:"b,omitempty"`
+	L []*string `xml:"l,omitempty"`
+	P *String   `xml:"p,omitempty"`
+	N *string   `xml:"n,omitempty"`
+}
+
 // node is recursive: its plan meets itself while it is built.
 type node struct {
 	V    String `xml:"urn:n v,omitempty"`
@@ -83,6 +92,7 @@ func TestAppendXMLContentWritesWhatEncodingXMLWrites(t *testing.T) {
 		{"a struct without XMLName", &xmlItems{Item: []*xmlItem{{Texto: str("]]>")}}}},
 		{"XMLName with a namespace", &namespaced{A: str("a")}},
 		{"recursive type", &node{V: str("1"), Next: &node{Next: &node{V: str("3")}}}},
+		{"omitempty of pointers to empty values", &pointers{S: new(string), B: new(bool), L: []*string{new(string), nil}, P: &String{Valid: true}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,6 +157,16 @@ type (
 	withBytes struct {
 		B []byte `xml:"b"`
 	}
+	sameName struct {
+		A String `xml:"x"`
+		B String `xml:"urn:b x"`
+	}
+	// A field of a recursive type named by its own XMLName, which the field's plan is built
+	// before.
+	selfNamed struct {
+		Next    *selfNamed `xml:"R"`
+		XMLName xml.Name   `xml:"ns R"`
+	}
 	// A cycle through a type that is not writable: recB's plan is built while recA's is, on
 	// the assumption that recA is writable.
 	recA struct {
@@ -171,6 +191,8 @@ func TestAppendXMLContentLeavesOtherRulesToEncodingXML(t *testing.T) {
 		{"field whose type has an XMLName", &fieldNamedBy{}}, {"marshaller of another type", &withMarshaler{}},
 		{"text marshaller", &withTexter{}}, {"Ptr of a simple type", &ptrToString{}}, {"bytes", &withBytes{}},
 		{"a cycle through a number, built from its number's side", &recA{}}, {"the other side of it", &recB{A: &recA{}}},
+		{"two members of one name", &sameName{}},
+		{"recursive field named by its XMLName", &selfNamed{Next: &selfNamed{}}},
 		{"not a pointer", xmlItems{}}, {"nil pointer", (*xmlItems)(nil)}, {"pointer to a string", new(string)},
 	}
 	for _, tc := range cases {
@@ -200,4 +222,21 @@ func BenchmarkAppendXMLContent(b *testing.B) {
 			_ = xml.NewEncoder(&buf).EncodeElement(v, xml.StartElement{Name: xml.Name{Local: "Operacion"}})
 		}
 	})
+}
+
+// The tags of XMLName and of members: "[namespace ]name" and nothing else.
+func TestElementName(t *testing.T) {
+	for _, tc := range []struct {
+		tag, space, local string
+		ok                bool
+	}{
+		{"R", "", "R", true}, {"urn:x R", "urn:x", "R", true},
+		{"", "", "", false}, {"ns ", "ns", "", false}, {"R,attr", "", "R,attr", false},
+		{"a>b", "", "a>b", false}, {"urn:x a b", "urn:x", "a b", false},
+	} {
+		space, local, ok := elementName(tc.tag)
+		if ok != tc.ok || ok && (space != tc.space || local != tc.local) {
+			t.Errorf("elementName(%q) = %q, %q, %v; want %q, %q, %v", tc.tag, space, local, ok, tc.space, tc.local, tc.ok)
+		}
+	}
 }
