@@ -158,11 +158,11 @@ var Migrations = []storage.Migration{
 		},
 	},
 	{
-		// A change of a record never leaves its version where it was or sets it back, also one
-		// that does not write it (an operator's UPDATE by hand): a store's copy of a record
-		// (Store) is then stale by its version, and the compare-and-set on it fails. A table
-		// rebuilt on SQLite (storage.MoneyAsText) loses its triggers: TestVersionTrigger checks
-		// that the schema keeps it.
+		// After any change of a record its version is above what it was, also after one that
+		// does not write it or sets it back (an operator's UPDATE by hand): a store's copy of
+		// the record (Store) is then stale by its version, and the compare-and-set on it fails.
+		// A table rebuilt on SQLite (storage.MoneyAsText) loses its triggers: TestVersionTrigger
+		// checks that the schema keeps this one.
 		Name: "20261206000100_consumos_version_trigger",
 		Up: func(ctx context.Context, tx bun.Tx) error {
 			if storage.IsPostgres(tx) {

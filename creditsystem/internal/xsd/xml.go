@@ -13,8 +13,8 @@ import (
 // to a struct of the generated types, inside the element that Encoder.EncodeElement(v, start)
 // opens. ok is false, and b is returned as it is, when v's type holds something it does not
 // write itself (a marshaller of another type, an attribute, character data, an interface, an
-// embedded field, a path, a number other than this package's): the caller then encodes v with
-// encoding/xml.
+// embedded field, a path, two members of one name, a number other than this package's): the
+// caller then encodes v with encoding/xml.
 //
 // encoding/xml reaches every member of a request through reflection and the member's
 // MarshalXML, which encodes its text through the encoder again; AppendXMLContent works out
