@@ -232,18 +232,21 @@ func (s *Store) Update(ctx context.Context, autorizacionID string, fn func(*Cons
 		}
 		snap := storage.TakeSnapshot(s.db, c)
 		prev := c.Version
-		err := fn(c)
-		if recalled && (err != nil || len(snap.Changed(c)) == 0) {
-			// Refused, or nothing to write that would check the copy: decided again on the
-			// record as stored.
+		if err := fn(c); err != nil {
+			if recalled {
+				recalled = false // refused by the copy: decided again on the record as stored
+				continue
+			}
+			return nil, err
+		}
+		err := storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
+		if err == nil && recalled && c.Version == prev {
+			// Nothing was written, so nothing checked the copy: decided again on the record
+			// as stored.
 			recalled = false
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
 		recalled = false
-		err = storage.Write(ctx, s.db, func(ctx context.Context, db bun.IDB) error { return save(ctx, db, prev, c, snap) })
 		s.settled(autorizacionID, c, err)
 		if !errors.Is(err, storage.ErrStale) {
 			return c, err
