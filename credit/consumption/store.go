@@ -514,11 +514,15 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 	return out, err
 }
 
+// notOK is the condition of the partial index of attempts by result (see Migrations), said by the
+// queries that read it, since SQLite uses a partial index only for a query that has its very term.
+const notOK = "resultado <> 'ok'"
+
 // NoRegistradas lists up to limit attempts of granted authorizations that have no record
 // (ResultadoNoRegistrada), oldest first.
 func (s *Store) NoRegistradas(ctx context.Context, limit int) ([]Intento, error) {
 	var out []Intento
-	if err := s.db.NewSelect().Model(&out).Where("resultado = ?", ResultadoNoRegistrada).Order("id").Limit(limit).Scan(ctx); err != nil {
+	if err := s.db.NewSelect().Model(&out).Where("resultado = ?", ResultadoNoRegistrada).Where(notOK).Order("id").Limit(limit).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("consumption: unrecorded authorizations: %w", err)
 	}
 	return out, nil
@@ -571,7 +575,7 @@ func (s *Store) Unknown(ctx context.Context, staleBefore time.Time) (held, unrec
 	if err != nil {
 		return 0, 0, fmt.Errorf("consumption: count unknown outcomes: %w", err)
 	}
-	unrecorded, err = storage.Reader(s.db).NewSelect().Model((*Intento)(nil)).
+	unrecorded, err = storage.Reader(s.db).NewSelect().Model((*Intento)(nil)).Where(notOK).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("resultado IN (?)", bun.In([]Resultado{ResultadoNoRegistrada, ResultadoRevirtiendo, ResultadoReversoRechazado, ResultadoReversoDesconocido})).
 				WhereOr("operacion = ? AND resultado IN (?)", UpstreamGrabarAutorizacion, bun.In([]Resultado{ResultadoTimeout, ResultadoTransporte})).

@@ -507,6 +507,83 @@ func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 	})
 }
 
+// TestIntentosReadTheirIndex: the attempts have two indexes, both partial (see Migrations), and
+// their readers use them: Store.Intentos the one by authorization id, Store.NoRegistradas the one
+// by result (Store.Unknown: TestUnknownCountsReadTheirIndexes).
+func TestIntentosReadTheirIndex(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
+		migrated(t, tg)
+		faults := &storagetest.Faults{}
+		s := NewStore(faults.Open(t, tg))
+		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+		for _, id := range []string{"A-1", "A-2", "A-3"} {
+			insertar(t, s, nuevoConsumo(id, now))
+		}
+		if _, err := s.Claim(t.Context(), "A-2", claimFor(OpConfirmar, now)); err != nil {
+			t.Fatal(err)
+		}
+		pending := &Intento{Operacion: UpstreamGrabarAutorizacion, Solicitud: json.RawMessage(`{}`), Resultado: ResultadoPendiente, IniciadoAt: now}
+		if err := s.StartIntento(t.Context(), pending); err != nil {
+			t.Fatal(err)
+		}
+
+		indexes := map[string]string{} // name -> definition
+		q := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'consumo_intentos' AND sql IS NOT NULL`
+		if storage.IsPostgres(tg.DB) {
+			q = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'consumo_intentos' AND indexname <> 'consumo_intentos_pkey'`
+			if _, err := tg.DB.ExecContext(t.Context(), "ANALYZE consumo_intentos"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := tg.DB.QueryContext(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var name, def string
+			if err := rows.Scan(&name, &def); err != nil {
+				t.Fatal(err)
+			}
+			indexes[name] = def
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if len(indexes) != 2 || !strings.Contains(indexes["consumo_intentos_autorizacion_idx"], "WHERE") ||
+			!strings.Contains(indexes["consumo_intentos_resultado_idx"], "WHERE") {
+			t.Errorf("indexes of consumo_intentos:\n%v\nwant the partial ones by authorization id and by result", indexes)
+		}
+
+		faults.Record()
+		got, err := s.Intentos(t.Context(), "A-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Operacion != UpstreamGrabarAutorizacion || got[1].Operacion != UpstreamGrabarConsumo {
+			t.Errorf("Intentos(A-2) = %+v; want its authorization's and its confirmation's attempts", got)
+		}
+		statements := faults.RecordedStatements()
+		if len(statements) != 1 {
+			t.Fatalf("Intentos ran %d statements; want one", len(statements))
+		}
+		if plan := storagetest.Explain(t, tg, statements[0]); !strings.Contains(plan, "consumo_intentos_autorizacion_idx") {
+			t.Errorf("%s\ndoes not read consumo_intentos_autorizacion_idx:\n%s", statements[0].SQL, plan)
+		}
+
+		faults.Record()
+		if _, err := s.NoRegistradas(t.Context(), 10); err != nil {
+			t.Fatal(err)
+		}
+		statements = faults.RecordedStatements()
+		if len(statements) != 1 {
+			t.Fatalf("NoRegistradas ran %d statements; want one", len(statements))
+		}
+		if plan := storagetest.Explain(t, tg, statements[0]); !strings.Contains(plan, "consumo_intentos_resultado_idx") {
+			t.Errorf("%s\ndoes not read consumo_intentos_resultado_idx:\n%s", statements[0].SQL, plan)
+		}
+	})
+}
+
 // A store decides first on its copy of a record it wrote (Store), and again on the record as
 // stored whenever the copy is stale: after another process's write, after an operator's UPDATE
 // by hand (the version trigger), when the stale copy refuses what the stored record allows, and
