@@ -187,16 +187,15 @@ var Migrations = []storage.Migration{
 		},
 	},
 	{
-		// Fewer index entries per attempt: each is a page more in SQLite's WAL at the commit and
-		// an entry more for PostgreSQL. Nothing reads attempts by record (consumo_id; records are
-		// never deleted, so the foreign key needs no index either). The authorization's attempt
-		// has no authorization id until its answer, and it is the readers of attempts that did
-		// not end "ok" that read them by result: each index now holds only the attempts its
-		// readers ask for, and an attempt that ends well leaves the index by result instead of
-		// moving in it. Both engines use a partial index only for a query whose conditions
-		// include its own (SQLite matches the very term): Store.Intentos asks for one id, and
+		// Fewer index entries per attempt (each one a page more in SQLite's WAL at the commit, an
+		// entry more for PostgreSQL): no index by record (nothing reads attempts by consumo_id,
+		// and records are never deleted, so the foreign key needs none), and each other index
+		// holds only the attempts its readers ask for: those with an authorization id (the
+		// authorization's own attempt has none until its answer) and those that did not end "ok"
+		// (an attempt that ends well leaves that index instead of moving in it). A partial index
+		// serves a query whose conditions include its own, and SQLite looks for the very term:
 		// Store.Unknown and Store.NoRegistradas say resultado <> 'ok' (TestIntentosReadTheirIndex,
-		// TestUnknownCountsReadTheirIndexes).
+		// TestUnknownCountsReadTheirIndexes). Building them reads the table once.
 		Name: "20261206000200_consumo_intentos_lean_indexes",
 		Up: func(ctx context.Context, tx bun.Tx) error {
 			return storage.DDL(ctx, tx,

@@ -514,8 +514,8 @@ func (s *Store) Reconcile(ctx context.Context, autorizacionID string, fn func(*C
 	return out, err
 }
 
-// notOK is the condition of the partial index of attempts by result (see Migrations), said by the
-// queries that read it, since SQLite uses a partial index only for a query that has its very term.
+// notOK is the condition of the partial index of attempts by result (see Migrations), which its
+// readers say too.
 const notOK = "resultado <> 'ok'"
 
 // NoRegistradas lists up to limit attempts of granted authorizations that have no record
