@@ -461,25 +461,34 @@ func TestTwoClaimsOnOneVersion(t *testing.T) {
 	})
 }
 
+// recordsToPlan migrates tg and stores three granted authorizations, the second claimed for its
+// confirmation, through a store whose statements the returned faults can record; PostgreSQL's
+// planner is then given the tables' statistics.
+func recordsToPlan(t *testing.T, tg storagetest.Target, now time.Time) (*Store, *storagetest.Faults) {
+	t.Helper()
+	migrated(t, tg)
+	faults := &storagetest.Faults{}
+	s := NewStore(faults.Open(t, tg))
+	for _, id := range []string{"A-1", "A-2", "A-3"} {
+		insertar(t, s, nuevoConsumo(id, now))
+	}
+	if _, err := s.Claim(t.Context(), "A-2", claimFor(OpConfirmar, now)); err != nil {
+		t.Fatal(err)
+	}
+	if storage.IsPostgres(tg.DB) {
+		if _, err := tg.DB.ExecContext(t.Context(), "ANALYZE consumos, consumo_intentos"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, faults
+}
+
 // TestUnknownCountsReadTheirIndexes: the two counts of /metrics (Store.Unknown) read the index of
 // the held records and the index of attempts by result and operation, not their tables.
 func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		migrated(t, tg)
-		faults := &storagetest.Faults{}
-		s := NewStore(faults.Open(t, tg))
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-		for _, id := range []string{"A-1", "A-2", "A-3"} {
-			insertar(t, s, nuevoConsumo(id, now))
-		}
-		if _, err := s.Claim(t.Context(), "A-2", claimFor(OpConfirmar, now)); err != nil {
-			t.Fatal(err)
-		}
-		if storage.IsPostgres(tg.DB) {
-			if _, err := tg.DB.ExecContext(t.Context(), "ANALYZE consumos, consumo_intentos"); err != nil {
-				t.Fatal(err)
-			}
-		}
+		s, faults := recordsToPlan(t, tg, now)
 		faults.Record()
 		held, _, err := s.Unknown(t.Context(), now.Add(time.Hour))
 		if err != nil || held != 1 {
@@ -512,16 +521,8 @@ func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 // by result (Store.Unknown: TestUnknownCountsReadTheirIndexes).
 func TestIntentosReadTheirIndex(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
-		migrated(t, tg)
-		faults := &storagetest.Faults{}
-		s := NewStore(faults.Open(t, tg))
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-		for _, id := range []string{"A-1", "A-2", "A-3"} {
-			insertar(t, s, nuevoConsumo(id, now))
-		}
-		if _, err := s.Claim(t.Context(), "A-2", claimFor(OpConfirmar, now)); err != nil {
-			t.Fatal(err)
-		}
+		s, faults := recordsToPlan(t, tg, now)
 		pending := &Intento{Operacion: UpstreamGrabarAutorizacion, Solicitud: json.RawMessage(`{}`), Resultado: ResultadoPendiente, IniciadoAt: now}
 		if err := s.StartIntento(t.Context(), pending); err != nil {
 			t.Fatal(err)
@@ -531,9 +532,6 @@ func TestIntentosReadTheirIndex(t *testing.T) {
 		q := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'consumo_intentos' AND sql IS NOT NULL`
 		if storage.IsPostgres(tg.DB) {
 			q = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'consumo_intentos' AND indexname <> 'consumo_intentos_pkey'`
-			if _, err := tg.DB.ExecContext(t.Context(), "ANALYZE consumo_intentos"); err != nil {
-				t.Fatal(err)
-			}
 		}
 		rows, err := tg.DB.QueryContext(t.Context(), q)
 		if err != nil {
