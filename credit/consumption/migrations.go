@@ -195,7 +195,8 @@ var Migrations = []storage.Migration{
 		// (an attempt that ends well leaves that index instead of moving in it). A partial index
 		// serves a query whose conditions include its own, and SQLite looks for the very term:
 		// Store.Unknown and Store.NoRegistradas say resultado <> 'ok' (TestIntentosReadTheirIndex,
-		// TestUnknownCountsReadTheirIndexes). Building them reads the table once.
+		// TestUnknownCountsReadTheirIndexes). Building the two reads the table twice, and its reads
+		// and writes wait meanwhile (on PostgreSQL DROP INDEX locks the table until the commit).
 		Name: "20261206000200_consumo_intentos_lean_indexes",
 		Up: func(ctx context.Context, tx bun.Tx) error {
 			return storage.DDL(ctx, tx,

@@ -461,10 +461,10 @@ func TestTwoClaimsOnOneVersion(t *testing.T) {
 	})
 }
 
-// recordsToPlan migrates tg and stores three granted authorizations, the second claimed for its
+// storeToExplain migrates tg and stores three granted authorizations, the second claimed for its
 // confirmation, through a store whose statements the returned faults can record; PostgreSQL's
 // planner is then given the tables' statistics.
-func recordsToPlan(t *testing.T, tg storagetest.Target, now time.Time) (*Store, *storagetest.Faults) {
+func storeToExplain(t *testing.T, tg storagetest.Target, now time.Time) (*Store, *storagetest.Faults) {
 	t.Helper()
 	migrated(t, tg)
 	faults := &storagetest.Faults{}
@@ -488,7 +488,7 @@ func recordsToPlan(t *testing.T, tg storagetest.Target, now time.Time) (*Store, 
 func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-		s, faults := recordsToPlan(t, tg, now)
+		s, faults := storeToExplain(t, tg, now)
 		faults.Record()
 		held, _, err := s.Unknown(t.Context(), now.Add(time.Hour))
 		if err != nil || held != 1 {
@@ -522,16 +522,12 @@ func TestUnknownCountsReadTheirIndexes(t *testing.T) {
 func TestIntentosReadTheirIndex(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tg storagetest.Target) {
 		now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-		s, faults := recordsToPlan(t, tg, now)
-		pending := &Intento{Operacion: UpstreamGrabarAutorizacion, Solicitud: json.RawMessage(`{}`), Resultado: ResultadoPendiente, IniciadoAt: now}
-		if err := s.StartIntento(t.Context(), pending); err != nil {
-			t.Fatal(err)
-		}
+		s, faults := storeToExplain(t, tg, now)
 
 		indexes := map[string]string{} // name -> definition
 		q := `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'consumo_intentos' AND sql IS NOT NULL`
 		if storage.IsPostgres(tg.DB) {
-			q = `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'consumo_intentos' AND indexname <> 'consumo_intentos_pkey'`
+			q = `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'consumo_intentos' AND indexname <> 'consumo_intentos_pkey'`
 		}
 		rows, err := tg.DB.QueryContext(t.Context(), q)
 		if err != nil {
@@ -547,8 +543,9 @@ func TestIntentosReadTheirIndex(t *testing.T) {
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			t.Fatal(err)
 		}
-		if len(indexes) != 2 || !strings.Contains(indexes["consumo_intentos_autorizacion_idx"], "WHERE") ||
-			!strings.Contains(indexes["consumo_intentos_resultado_idx"], "WHERE") {
+		byID, byResult := indexes["consumo_intentos_autorizacion_idx"], indexes["consumo_intentos_resultado_idx"]
+		if len(indexes) != 2 || !strings.Contains(byID, "WHERE") || !strings.Contains(byID, "IS NOT NULL") ||
+			!strings.Contains(byResult, "WHERE") || !strings.Contains(byResult, "<> 'ok'") {
 			t.Errorf("indexes of consumo_intentos:\n%v\nwant the partial ones by authorization id and by result", indexes)
 		}
 
