@@ -112,7 +112,9 @@ func (p *xmlPlan) childrenWritable() bool {
 		return p.elem.ok && p.elem.kind != xSlice
 	case xStruct:
 		for _, f := range p.fields {
-			// A struct reached through a field is named by its own XMLName first.
+			// A struct reached through a field is named by its own XMLName first. Two steps
+			// reach it: the only writable nesting is a list of pointers (the cases above), and
+			// a bounded walk ends on a type that holds itself.
 			inner := f.plan
 			for range 2 {
 				if inner.kind == xPointer || inner.kind == xSlice {
